@@ -719,6 +719,20 @@ def _gemm_peers(b_rows):
     return peers
 
 
+def _gemm_fp8_inputs(dims, dtype, gen):
+    m, n, k = (d(dims, key) for key in ("m", "n", "k"))
+    scales = [torch.ones((), device="cuda") * s for s in (0.75, 0.625)]
+    return (uniform((m, k), torch.float32, gen).to(torch.float8_e4m3fn),
+            uniform((n, k), torch.float32, gen).to(torch.float8_e4m3fn), *scales)
+
+
+def _gemm_fp8_peers(dims, dtype):
+    # cuBLASLt's fp8 product: mat2 column-major (b.t() of the row-major [n, k] weight).
+    def scaled_mm(a, b, scale_a, scale_b):
+        return torch._scaled_mm(a, b.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=dtype)
+    return {"torch._scaled_mm (cuBLASLt fp8)": lambda: scaled_mm}
+
+
 def _gemm_epilogue_inputs(dims, dtype, gen):
     m, n, k, b_rows = (d(dims, key) for key in ("m", "n", "k", "b_rows"))
     b_shape = (k, n) if b_rows else (n, k)
@@ -1188,6 +1202,7 @@ CASES = {
     "gemm_kn": (_gemm_inputs(True), _gemm_peers(True)),
     "gemm_nk": (_gemm_inputs(False), _gemm_peers(False)),
     "gemm_epilogue": (_gemm_epilogue_inputs, _gemm_epilogue_peers),
+    "gemm_fp8_nk": (_gemm_fp8_inputs, _gemm_fp8_peers),
     "gemm_batched": (_gemm_batched_inputs, _gemm_batched_peers),
     "gemv_affine": (_gemv_affine_inputs, _gemv_affine_peers),
     "gemv_mxfp4": (_gemv_mxfp4_inputs, _gemv_mxfp4_peers),

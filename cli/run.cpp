@@ -102,7 +102,8 @@ std::string parameters_of(const ir::Kernel& k) {
   return fmt::format("kernel {} [{}] takes:\n{}", k.name, dtype_name(k.dtype), table);
 }
 
-/// The input tensor for parameter `p` from `path`; an f32 file is rounded into f16/bf16. Any
+/// The input tensor for parameter `p` from `path`; an f32 file is rounded into a narrower float
+/// (f16, bf16, the 8-bit floats, for which numpy has no type). Any
 /// problem with the file is a UsageError naming the option and the file.
 testing::NpyArray load_input(const ir::Param& p, const std::string& path) {
   testing::NpyArray a;
@@ -112,7 +113,7 @@ testing::NpyArray load_input(const ir::Param& p, const std::string& path) {
     throw UsageError(fmt::format("--in {}: {}", p.name, e.what()));
   }
   if (a.tensor.dtype == p.dtype) return a;
-  if (a.tensor.dtype == DType::F32 && (p.dtype == DType::F16 || p.dtype == DType::BF16)) {
+  if (a.tensor.dtype == DType::F32 && is_float(p.dtype)) {
     a.tensor = testing::pack(testing::unpack(a.tensor), p.dtype);
     return a;
   }
@@ -303,7 +304,9 @@ int run(const RunOptions& o) {
       throw UsageError(fmt::format("--out {}: {}", p.name, e.what()));
     }
     fmt::print("wrote {} ({}, shape ({})) to {}\n", p.name,
-               p.dtype == DType::BF16 ? "bf16 as f32" : std::string(dtype_name(p.dtype)),
+               p.dtype == DType::BF16 || is_f8(p.dtype)
+                   ? fmt::format("{} as f32", dtype_name(p.dtype))
+                   : std::string(dtype_name(p.dtype)),
                fmt::join(tensors[i].shape, ", "), outs.at(p.name));
   }
   const bool chosen = !given_groups || !given_tpg;

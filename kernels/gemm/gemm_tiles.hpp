@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <iron/iron.hpp>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace iron::kernels::gemm {
@@ -84,9 +85,10 @@ void start_tile_copy(const Matrix<T>& src, const dsl::Shared<T>& tile, std::uint
 }
 
 /// Copies rows [row0, row0 + rows) × columns [col0, col0 + cols) of `src` to `tile` (pitch
-/// `pitch`) element by element, zeros outside the matrix: the path for any width.
-template <class T>
-void copy_tile(const Matrix<T>& src, const dsl::Shared<T>& tile, std::uint32_t pitch,
+/// `pitch`) element by element, each converted to the tile's R, zeros outside the matrix: the
+/// path for any width.
+template <class T, class R>
+void copy_tile(const Matrix<T>& src, const dsl::Shared<R>& tile, std::uint32_t pitch,
                const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0, std::uint32_t rows,
                std::uint32_t cols) {
   using namespace iron::dsl;
@@ -94,7 +96,12 @@ void copy_tile(const Matrix<T>& src, const dsl::Shared<T>& tile, std::uint32_t p
     auto r = v / cols;
     auto c = v % cols;
     IRON_IF(row0 + r < src.height && col0 + c < src.width) {
-      store(tile[r * pitch + c], load(src.data[src.base + (row0 + r) * src.width + col0 + c]));
+      auto value = load(src.data[src.base + (row0 + r) * src.width + col0 + c]);
+      if constexpr (std::is_same_v<T, R>) {
+        store(tile[r * pitch + c], value);
+      } else {
+        store(tile[r * pitch + c], cast<R>(value));
+      }
     }
     IRON_ELSE { store(tile[r * pitch + c], 0.0f); }
   }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <iron/iron.hpp>
 #include <string>
+#include <type_traits>
 
 #include "gemm_tiles.hpp"
 
@@ -17,6 +18,17 @@ namespace iron::kernels::gemm::warpgroup {
 inline constexpr std::uint32_t kBM = 128;  ///< rows of out per group: 64 per warpgroup
 inline constexpr std::uint32_t kBN = 256;  ///< columns of out per group
 inline constexpr std::uint32_t kBK = 64;   ///< k per step: one 128-byte row of 16-bit values
+
+/// k per step for operands of T: one 128-byte row (128 8-bit floats).
+template <class T>
+constexpr std::uint32_t step_of() {
+  return 128 / dsl::lane_bytes<T>();
+}
+/// The element type of the rings a product of T tensors multiplies from on a target without
+/// warpgroup products: T, except 8-bit floats, which only Hopper's wgmma multiplies and which
+/// f16 holds exactly.
+template <class T>
+using fallback_ring_t = std::conditional_t<dsl::lane_bytes<T>() == 1, dsl::f16, T>;
 
 /// Threads that multiply in a group of `bm` rows: a warpgroup per 64 rows.
 constexpr std::uint32_t consumers_of(std::uint32_t bm) { return bm / 64 * 128; }
@@ -67,14 +79,23 @@ inline Shape tuned_shape() {
           dsl::tuned("band")};
 }
 
-/// The shared rings of a product of BM×BN: BM×kBK of a and BN×kBK of b a stage, in 128-byte
-/// swizzled rows.
-template <class T, std::uint32_t BM, std::uint32_t BN>
+/// The shared rings of a product of BM×BN: BM×step of a and BN×step of b a stage (step_of), in
+/// 128-byte swizzled rows; one stage each where RING is false (a product that only goes step by
+/// step, which no pipeline cycles).
+template <class T, std::uint32_t BM, std::uint32_t BN, bool RING = true>
 struct Rings {
-  static constexpr std::uint32_t kStageA = BM * kBK;
-  static constexpr std::uint32_t kStageB = BN * kBK;
-  dsl::Shared<T> a = dsl::ring<T>(kStageA, dsl::Swizzled{kBK});
-  dsl::Shared<T> b = dsl::ring<T>(kStageB, dsl::Swizzled{kBK});
+  static constexpr std::uint32_t kStep = step_of<T>();
+  static constexpr std::uint32_t kStageA = BM * kStep;
+  static constexpr std::uint32_t kStageB = BN * kStep;
+  static dsl::Shared<T> make(std::uint32_t size) {
+    if constexpr (RING) {
+      return dsl::ring<T>(size, dsl::Swizzled{kStep});
+    } else {
+      return dsl::shared<T>(size, dsl::Swizzled{kStep});
+    }
+  }
+  dsl::Shared<T> a = make(kStageA);
+  dsl::Shared<T> b = make(kStageB);
 };
 
 /// Calls epilogue(r, c, sum) for every element (r, c) < (m, n) of the BM×BN tile at (row0,
@@ -125,24 +146,26 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
 }
 
 /// Calls epilogue(r, c, sum) for every element (r, c) of the BM×BN tile of a · bᵀ at (row0,
-/// col0) inside out (a [m, k], b [n, k], both T = f16 or bf16), sum the f32 Σ_p a[r, p] · b[c, p],
-/// through `rings`: a ring of `stages` steps, each step's product in flight `lag` more steps
-/// (pipelined's lag). STAGED: the sums reach the epilogue through shared memory
-/// (staged_epilogue), else each lane hands over the elements it holds. WHOLE_TILES as
-/// staged_epilogue.
-template <std::uint32_t BM, std::uint32_t BN, bool STAGED, bool WHOLE_TILES, class T,
-          class Epilogue>
-void product(const Rings<T, BM, BN>& rings, std::uint32_t stages, std::uint32_t lag,
+/// col0) inside out (a [m, k], b [n, k], both T = f16, bf16 or an 8-bit float), sum the f32
+/// Σ_p a[r, p] · b[c, p], through `rings` of R: a ring of `stages` steps, each step's product in
+/// flight `lag` more steps (pipelined's lag) where R is T and the rows are whole 16-byte pieces;
+/// else step by step, each element converted to R on its way in (exactly: R holds every T
+/// value). STAGED: the sums reach the epilogue through shared memory (staged_epilogue), else each
+/// lane hands over the elements it holds. WHOLE_TILES as staged_epilogue.
+template <std::uint32_t BM, std::uint32_t BN, bool STAGED, bool WHOLE_TILES, class T, class R,
+          bool RING, class Epilogue>
+void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uint32_t lag,
              const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
              const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
              const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
              Epilogue&& epilogue) {
   using namespace iron::dsl;
-  constexpr std::uint32_t kStageA = Rings<T, BM, BN>::kStageA;
-  constexpr std::uint32_t kStageB = Rings<T, BM, BN>::kStageB;
+  constexpr std::uint32_t kStep = Rings<R, BM, BN, RING>::kStep;
+  constexpr std::uint32_t kStageA = Rings<R, BM, BN, RING>::kStageA;
+  constexpr std::uint32_t kStageB = Rings<R, BM, BN, RING>::kStageB;
   constexpr std::uint32_t kConsumerThreads = consumers_of(BM);
-  const Shared<T>& tile_a = rings.a;
-  const Shared<T>& tile_b = rings.b;
+  const Shared<R>& tile_a = rings.a;
+  const Shared<R>& tile_b = rings.b;
   auto group = simdgroup_id() / 4u;  // the warpgroup: rows 64·group … of the tile
   auto consumer = simdgroup_id() < kConsumerThreads / 32u;
   const Matrix<T> ma{a, Expr<u32>(0u), m, k};
@@ -150,32 +173,38 @@ void product(const Rings<T, BM, BN>& rings, std::uint32_t stages, std::uint32_t 
 
   FragAcc<16, BN> acc;
   const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0, std::uint32_t in_flight) {
-    warpgroup_mma<kBK>(acc, tile_a, a0 + group * 64u * kBK, kBK, tile_b, b0, kBK);
+    warpgroup_mma<kStep>(acc, tile_a, a0 + group * 64u * kStep, kStep, tile_b, b0, kStep);
     warpgroup_commit();
     warpgroup_wait(in_flight, acc);
   };
-  IRON_IF(k % kChunk == 0u) {
-    pipelined(
-        0u, k, kBK, stages,
-        [&](const Expr<u32>& p0, const Expr<u32>& slot) {
-          copy_tile_async<BM, kBK>(tile_a, slot * kStageA, a, Expr<u32>(0u), m, k, row0, p0);
-          copy_tile_async<BN, kBK>(tile_b, slot * kStageB, b, Expr<u32>(0u), n, k, col0, p0);
-        },
-        [&](const Expr<u32>&, const Expr<u32>& slot) {
-          multiply(slot * kStageA, slot * kStageB, lag);
-        },
-        lag, Specialized{kConsumerThreads});
-    if (lag != 0) warpgroup_wait(0, acc);
-  }
-  IRON_ELSE {
-    for (auto p0 : range(0u, k, kBK)) {
-      copy_tile<T>(ma, tile_a, kBK, row0, p0, BM, kBK);
-      copy_tile<T>(mb, tile_b, kBK, col0, p0, BN, kBK);
+  const auto step_by_step = [&] {
+    for (auto p0 : range(0u, k, kStep)) {
+      copy_tile(ma, tile_a, kStep, row0, p0, BM, kStep);
+      copy_tile(mb, tile_b, kStep, col0, p0, BN, kStep);
       fence_async_proxy();
       barrier();
       IRON_IF(consumer) { multiply(Expr<u32>(0u), Expr<u32>(0u), 0); }
       barrier();
     }
+  };
+  if constexpr (RING) {
+    static_assert(std::is_same_v<T, R>, "a ring fills by copies, which convert nothing");
+    IRON_IF(k % (16 / lane_bytes<T>()) == 0u) {
+      pipelined(
+          0u, k, kStep, stages,
+          [&](const Expr<u32>& p0, const Expr<u32>& slot) {
+            copy_tile_async<BM, kStep>(tile_a, slot * kStageA, a, Expr<u32>(0u), m, k, row0, p0);
+            copy_tile_async<BN, kStep>(tile_b, slot * kStageB, b, Expr<u32>(0u), n, k, col0, p0);
+          },
+          [&](const Expr<u32>&, const Expr<u32>& slot) {
+            multiply(slot * kStageA, slot * kStageB, lag);
+          },
+          lag, Specialized{kConsumerThreads});
+      if (lag != 0) warpgroup_wait(0, acc);
+    }
+    IRON_ELSE { step_by_step(); }
+  } else {
+    step_by_step();
   }
   if constexpr (STAGED) {
     staged_epilogue<BM, BN, WHOLE_TILES>(acc, m, n, row0, col0, epilogue);
@@ -228,7 +257,9 @@ void with_tile(const Shape& shape, Run&& run) {
 /// stay in flight shape.lag steps, its sums staged through shared memory; elsewhere the tile in
 /// pieces of at most 128 columns one after the other through one 3-stage ring (32 KB stages for
 /// 128×128), which Metal's threadgroup memory holds. Both sum every element in the same k order,
-/// so both paths give the same bits. WHOLE_TILES as staged_epilogue.
+/// so both paths give the same bits. 8-bit floats multiply as such on sm_90a (128 of k a step);
+/// elsewhere they are converted to f16 on their way to shared memory (fallback_ring_t), step by
+/// step. WHOLE_TILES as staged_epilogue.
 template <bool WHOLE_TILES = true, class T, class Epilogue>
 void tile_product_at(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
                      const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
@@ -243,7 +274,8 @@ void tile_product_at(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl
                                          epilogue);
     }
     IRON_ELSE {
-      const Rings<T, BM, kPiece> piece;
+      using R = fallback_ring_t<T>;
+      const Rings<R, BM, kPiece, std::is_same_v<T, R>> piece;
       for (std::uint32_t h = 0; h < BN / kPiece; ++h) {
         product<BM, kPiece, false, WHOLE_TILES>(piece, kStages, 0, a, b, m, n, k, row0,
                                                 col0 + h * kPiece, epilogue);

@@ -23,7 +23,8 @@ try:  # the tensor API needs torch; the catalog and signatures do not
 except ImportError:
     _torch_module = None
 
-from ._native import IronError, Param, catalog, kernel_dtypes, kernel_names, signature
+from ._native import FLOAT_DTYPES, IronError, Param, catalog, kernel_dtypes, kernel_names
+from ._native import signature
 from ._native import Tensor as _Raw
 from ._native import launch as _launch
 
@@ -32,7 +33,7 @@ __all__ = ["IronError", "Param", "cuda_available", "kernels", "dtypes", "signatu
 
 _TORCH_DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32",
                       "uint32": "u32", "uint8": "u8", "int8": "i8", "uint16": "u16",
-                      "bool": "bool"}
+                      "bool": "bool", "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}
 
 
 def kernels():
@@ -178,7 +179,7 @@ def _schema(kernel):
         if p.is_tensor:
             parts.append(f"Tensor({next(aliases)}!) {p.name}" if p.is_written else
                          f"Tensor {p.name}")
-        elif p.dtype in ("f32", "f16", "bf16"):
+        elif p.dtype in FLOAT_DTYPES:
             parts.append(f"float {p.name}")
         else:
             parts.append(f"{'bool' if p.dtype == 'bool' else 'int'} {p.name}")

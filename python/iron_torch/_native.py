@@ -14,8 +14,9 @@ LIBRARY_NAME = "libiron_python.so"
 
 # Iron's element types: name -> (code, bytes), the codes of iron::DType.
 DTYPES = {"f32": (0, 4), "f16": (1, 2), "bf16": (2, 2), "i32": (3, 4), "u32": (4, 4),
-          "u8": (5, 1), "i8": (6, 1), "u16": (7, 2), "bool": (8, 1)}
-FLOAT_DTYPES = ("f32", "f16", "bf16")
+          "u8": (5, 1), "i8": (6, 1), "u16": (7, 2), "bool": (8, 1), "f8e4m3": (9, 1),
+          "f8e5m2": (10, 1)}
+FLOAT_DTYPES = ("f32", "f16", "bf16", "f8e4m3", "f8e5m2")
 INTEGER_RANGES = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1), "u8": (0, 255),
                   "i8": (-128, 127), "u16": (0, 2**16 - 1), "bool": (0, 1)}
 

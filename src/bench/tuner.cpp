@@ -20,6 +20,7 @@
 #include "iron/runtime/warmup.hpp"
 #include "iron/testing/data.hpp"
 #include "iron/testing/geometry.hpp"
+#include "iron/testing/tolerance.hpp"
 
 namespace iron::bench {
 namespace {
@@ -31,20 +32,6 @@ constexpr std::uint64_t kMostBufferSets = 16;
 
 /// The first line of an error message: enough to say why a configuration was refused.
 std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
-
-/// The units in the last place of `dtype` at 1, for comparing outputs.
-double unit_roundoff(DType dtype) {
-  switch (dtype) {
-    case DType::F16:
-      return std::ldexp(1.0, -11);
-    case DType::BF16:
-      return std::ldexp(1.0, -8);
-    case DType::F32:
-      return std::ldexp(1.0, -24);
-    default:
-      return 0.0;
-  }
-}
 
 /// Whether any element of `t` still holds the poison (all bytes 0xFF: a NaN for floats, which no
 /// arithmetic produces).
@@ -70,7 +57,8 @@ std::string compare(const std::string& name, const runtime::HostTensor& want_byt
   const std::vector<float> got = testing::unpack(got_bytes);
   float largest = 0.0f;
   for (const float w : want) largest = std::max(largest, std::abs(w));
-  const double tolerance = is_float(dtype) ? largest * (4.0 * unit_roundoff(dtype) + 1e-3) : 0.0;
+  const double tolerance =
+      is_float(dtype) ? largest * (4.0 * testing::tolerance::unit_roundoff(dtype) + 1e-3) : 0.0;
   for (std::size_t i = 0; i < want.size(); ++i) {
     const double d = std::abs(static_cast<double>(got[i]) - want[i]);
     if (!(d <= tolerance)) {

@@ -126,6 +126,10 @@ std::string_view enumerator(DType t) {
       return "U16";
     case DType::Bool:
       return "Bool";
+    case DType::F8E4M3:
+      return "F8E4M3";
+    case DType::F8E5M2:
+      return "F8E5M2";
   }
   return "";
 }

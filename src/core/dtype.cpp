@@ -15,7 +15,7 @@ struct DTypeInfo {
 };
 
 // In enum order, so a DType indexes its own entry.
-constexpr std::array<DTypeInfo, 9> kDTypes = {{
+constexpr std::array<DTypeInfo, 11> kDTypes = {{
     {DType::F32, "f32", 4},
     {DType::F16, "f16", 2},
     {DType::BF16, "bf16", 2},
@@ -25,6 +25,8 @@ constexpr std::array<DTypeInfo, 9> kDTypes = {{
     {DType::I8, "i8", 1},
     {DType::U16, "u16", 2},
     {DType::Bool, "bool", 1},
+    {DType::F8E4M3, "f8e4m3", 1},
+    {DType::F8E5M2, "f8e5m2", 1},
 }};
 static_assert(
     [] {
@@ -67,6 +69,8 @@ IntegerRange integer_range(DType t) {
     case DType::F32:
     case DType::F16:
     case DType::BF16:
+    case DType::F8E4M3:
+    case DType::F8E5M2:
       break;
   }
   IRON_INTERNAL_ERROR("integer_range of a float dtype");

@@ -381,9 +381,10 @@ class TypeCheck {
   }
 
   /// wg.mma d, A, B: an f32 accumulator; integer offsets and strides; A and B in two shared
-  /// allocations of one float type, K a multiple of 16 up to 64 (one 128-byte row of 16-bit).
-  /// The register form: A a fragment of B's type, K a multiple of 16 up to 256 (up to 64 for a
-  /// column-major B, whose rows run along K).
+  /// allocations of one float type, K a multiple of 16 up to 64 (one 128-byte row of 16-bit;
+  /// for 8-bit floats a multiple of 32 up to 128, B column-major: the instruction reads 8-bit
+  /// operands K-major only). The register form: A a fragment of B's type, K a multiple of 16 up
+  /// to 256 (up to 64 for a column-major B, whose rows run along K).
   void warpgroup_multiply() {
     if (t_[0] != DType::F32 || op_.type != DType::F32) {
       fail("accumulates in f32, got {}", dtype_name(t_[0]));
@@ -402,6 +403,16 @@ class TypeCheck {
     if (a_type != b->dtype || !is_float(a_type)) {
       fail("multiplies float operands of one type, got {} and {}", dtype_name(a_type),
            dtype_name(b->dtype));
+    }
+    if (is_f8(b->dtype)) {
+      if (registers) fail("reads 8-bit float operands from shared memory only");
+      if (op_.layout != MatrixLayout::ColMajor) {
+        fail("reads an 8-bit float B column-major ([n, k]) only");
+      }
+      if (op_.ivalue < 32 || op_.ivalue > 128 || op_.ivalue % 32 != 0) {
+        fail("K is a multiple of 32 from 32 to 128 for 8-bit floats, not {}", op_.ivalue);
+      }
+      return;
     }
     const std::int64_t k_max = registers && op_.layout == MatrixLayout::RowMajor ? 256 : 64;
     if (op_.ivalue < 16 || op_.ivalue > k_max || op_.ivalue % 16 != 0) {

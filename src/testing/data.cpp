@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "iron/core/error.hpp"
+#include "iron/core/fp8.hpp"
 #include "iron/core/half.hpp"
 
 namespace iron::testing {
@@ -30,6 +31,10 @@ float round_one(float v, DType dt) {
       return round_to_f16(v);
     case DType::BF16:
       return round_to_bf16(v);
+    case DType::F8E4M3:
+      return round_to_f8e4m3(v);
+    case DType::F8E5M2:
+      return round_to_f8e5m2(v);
     default:
       return static_cast<float>(to_integer(v, dt));
   }
@@ -57,6 +62,10 @@ std::uint64_t float_bits(float v, DType dt) {
       return f32_to_f16_bits(v);
     case DType::BF16:
       return f32_to_bf16_bits(v);
+    case DType::F8E4M3:
+      return f32_to_f8e4m3_bits(v);
+    case DType::F8E5M2:
+      return f32_to_f8e5m2_bits(v);
     default:
       return static_cast<std::uint64_t>(static_cast<std::int64_t>(to_integer(v, dt)));
   }
@@ -71,6 +80,10 @@ float from_bits(std::uint64_t bits, DType dt) {
       return f16_bits_to_f32(static_cast<std::uint16_t>(bits));
     case DType::BF16:
       return bf16_bits_to_f32(static_cast<std::uint16_t>(bits));
+    case DType::F8E4M3:
+      return f8e4m3_bits_to_f32(static_cast<std::uint8_t>(bits));
+    case DType::F8E5M2:
+      return f8e5m2_bits_to_f32(static_cast<std::uint8_t>(bits));
     case DType::I32:
       return static_cast<float>(static_cast<std::int32_t>(bits));
     case DType::I8:

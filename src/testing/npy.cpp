@@ -262,7 +262,7 @@ void write_npy(const std::string& path, const NpyArray& array) {
                             count ? fmt::format("{}", *count) : "more than 2^64", have));
   }
   runtime::HostTensor tensor = array.tensor;
-  if (tensor.dtype == DType::BF16) tensor = pack(unpack(tensor), DType::F32);
+  if (tensor.dtype == DType::BF16 || is_f8(tensor.dtype)) tensor = pack(unpack(tensor), DType::F32);
   std::string descr;
   for (const Descr& d : kDescrs) {
     if (d.dtype == tensor.dtype) descr = d.text;

@@ -18,7 +18,7 @@ namespace {
 constexpr double kF32SmallestNormal = 0x1p-126;
 
 void require_float(DType dt) {
-  if (dt != DType::F32 && dt != DType::F16 && dt != DType::BF16) {
+  if (!is_float(dt)) {
     throw Error(fmt::format("tolerance: {} is not a float dtype", dtype_name(dt)));
   }
 }
@@ -27,12 +27,34 @@ void require_float(DType dt) {
 
 double unit_roundoff(DType dt) {
   require_float(dt);
-  return dt == DType::F32 ? 0x1p-24 : (dt == DType::F16 ? 0x1p-11 : 0x1p-8);
+  switch (dt) {
+    case DType::F32:
+      return 0x1p-24;
+    case DType::F16:
+      return 0x1p-11;
+    case DType::F8E4M3:
+      return 0x1p-4;
+    case DType::F8E5M2:
+      return 0x1p-3;
+    default:
+      return 0x1p-8;
+  }
 }
 
 double underflow(DType dt) {
   require_float(dt);
-  return dt == DType::F32 ? 0x1p-150 : (dt == DType::F16 ? 0x1p-25 : 0x1p-134);
+  switch (dt) {
+    case DType::F32:
+      return 0x1p-150;
+    case DType::F16:
+      return 0x1p-25;
+    case DType::F8E4M3:
+      return 0x1p-10;
+    case DType::F8E5M2:
+      return 0x1p-17;
+    default:
+      return 0x1p-134;
+  }
 }
 
 double gamma(std::size_t k) {

@@ -287,8 +287,9 @@ class OpTable {
 
   std::size_t stores(DType t) const { return stores_[index(t)]; }
 
-  static constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32,
-                                     DType::U8,  DType::I8,  DType::U16,  DType::Bool};
+  static constexpr DType kTypes[] = {DType::F32,  DType::F16,    DType::BF16,  DType::I32,
+                                     DType::U32,  DType::U8,     DType::I8,    DType::U16,
+                                     DType::Bool, DType::F8E4M3, DType::F8E5M2};
 
  private:
   static constexpr ir::OpKind kUnary[] = {
@@ -312,6 +313,9 @@ class OpTable {
       case DType::F16:
       case DType::BF16:
         return {"0", "-0", "1", "-1.5", "3", "0.1", "65504", "1e-07", "inf", "nan", "300"};
+      case DType::F8E4M3:
+      case DType::F8E5M2:
+        return {"0", "-0", "1", "-1.5", "0.1", "448", "500", "57344", "0.001", "inf", "nan"};
       case DType::I32:
         return {"0", "1", "-1", "7", "-7", "31", "32", "-2147483648", "2147483647"};
       case DType::U32:

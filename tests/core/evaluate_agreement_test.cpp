@@ -30,8 +30,9 @@ using sim_test::IrBuilder;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32,
-                            DType::U8,  DType::I8,  DType::U16,  DType::Bool};
+constexpr DType kTypes[] = {DType::F32,  DType::F16,    DType::BF16,  DType::I32,
+                            DType::U32,  DType::U8,     DType::I8,    DType::U16,
+                            DType::Bool, DType::F8E4M3, DType::F8E5M2};
 
 /// The edge operands of a type, as the attribute of a const op.
 std::vector<double> edges(DType t) {
@@ -63,6 +64,28 @@ std::vector<double> edges(DType t) {
               255.5,
               -128.5,
               1e10};
+    case DType::F8E4M3:
+      // The largest finite, values past it (saturated), ties between neighbours and between
+      // subnormal quanta (none that rounds to zero: min and max of ±0 are left open).
+      return {0.0,    -0.0,   1.0,      -1.5,        0.1,          448.0, 464.0, 480.0, -1e3,
+              1.0625, 1.1875, 0.015625, 0.001953125, 0.0029296875, kInf,  -kInf, kNaN};
+    case DType::F8E5M2:
+      return {0.0,
+              -0.0,
+              1.0,
+              -1.5,
+              0.1,
+              57344.0,
+              61440.0,
+              -1e5,
+              1.125,
+              1.375,
+              6.103515625e-05,
+              1.52587890625e-05,
+              2.288818359375e-05,
+              kInf,
+              -kInf,
+              kNaN};
     case DType::F16:
       return {0.0,
               -0.0,
@@ -150,6 +173,10 @@ std::uint32_t constant_memory_bits(const ir::Op& c) {
       return f32_to_f16_bits(f);
     case DType::BF16:
       return f32_to_bf16_bits(f);
+    case DType::F8E4M3:
+      return f32_to_f8e4m3_bits(f);
+    case DType::F8E5M2:
+      return f32_to_f8e5m2_bits(f);
     case DType::I32:
     case DType::U32:
     case DType::U8:
@@ -173,6 +200,8 @@ bool is_nan_bits(DType t, std::uint32_t memory) {
   if (t == DType::F32) return std::isnan(std::bit_cast<float>(memory));
   if (t == DType::F16) return std::isnan(f16_bits_to_f32(static_cast<std::uint16_t>(memory)));
   if (t == DType::BF16) return std::isnan(bf16_bits_to_f32(static_cast<std::uint16_t>(memory)));
+  if (t == DType::F8E4M3) return std::isnan(f8e4m3_bits_to_f32(static_cast<std::uint8_t>(memory)));
+  if (t == DType::F8E5M2) return std::isnan(f8e5m2_bits_to_f32(static_cast<std::uint8_t>(memory)));
   return false;
 }
 
@@ -212,7 +241,11 @@ struct Case {
              std::signbit(operands[0]) != std::signbit(operands[1]);
     }
     if (kind == OpKind::Bitcast && type == DType::Bool) {
-      const std::int64_t byte = as_integer(DType::U8, operands[0]);
+      const DType from = operand_types[0];
+      const auto value = static_cast<float>(operands[0]);
+      const std::int64_t byte = from == DType::F8E4M3   ? f32_to_f8e4m3_bits(value)
+                                : from == DType::F8E5M2 ? f32_to_f8e5m2_bits(value)
+                                                        : as_integer(DType::U8, operands[0]);
       return byte != 0 && byte != 1;
     }
     return false;

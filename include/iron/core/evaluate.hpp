@@ -16,15 +16,19 @@
 
 #include "iron/core/dtype.hpp"
 #include "iron/core/error.hpp"
+#include "iron/core/fp8.hpp"
 #include "iron/core/half.hpp"
 #include "iron/core/op_table.hpp"
 
 namespace iron::ir {
 
-/// The f32 bits of `v` rounded to the float type t (f16 and bf16 round to nearest even).
+/// The f32 bits of `v` rounded to the float type t (f16 and bf16 round to nearest even, the 8-bit
+/// floats to nearest even with saturation).
 [[gnu::always_inline]] inline std::uint32_t round_bits(DType t, float v) {
   if (t == DType::F16) v = round_to_f16(v);
   if (t == DType::BF16) v = round_to_bf16(v);
+  if (t == DType::F8E4M3) v = round_to_f8e4m3(v);
+  if (t == DType::F8E5M2) v = round_to_f8e5m2(v);
   return std::bit_cast<std::uint32_t>(v);
 }
 
@@ -45,6 +49,8 @@ namespace iron::ir {
     case DType::F32:
     case DType::F16:
     case DType::BF16:
+    case DType::F8E4M3:
+    case DType::F8E5M2:
       return v;
   }
   return v;
@@ -54,6 +60,8 @@ namespace iron::ir {
 [[gnu::always_inline]] inline std::uint32_t memory_bits(DType t, std::uint32_t v) {
   if (t == DType::F16) return f32_to_f16_bits(std::bit_cast<float>(v));
   if (t == DType::BF16) return f32_to_bf16_bits(std::bit_cast<float>(v));
+  if (t == DType::F8E4M3) return f32_to_f8e4m3_bits(std::bit_cast<float>(v));
+  if (t == DType::F8E5M2) return f32_to_f8e5m2_bits(std::bit_cast<float>(v));
   return wrap_bits(t == DType::I8 || t == DType::Bool ? DType::U8 : t, v);
 }
 
@@ -61,6 +69,8 @@ namespace iron::ir {
 [[gnu::always_inline]] inline std::uint32_t from_memory_bits(DType t, std::uint32_t raw) {
   if (t == DType::F16) return std::bit_cast<std::uint32_t>(f16_bits_to_f32(raw & 0xFFFFu));
   if (t == DType::BF16) return std::bit_cast<std::uint32_t>(bf16_bits_to_f32(raw & 0xFFFFu));
+  if (t == DType::F8E4M3) return std::bit_cast<std::uint32_t>(f8e4m3_bits_to_f32(raw & 0xFFu));
+  if (t == DType::F8E5M2) return std::bit_cast<std::uint32_t>(f8e5m2_bits_to_f32(raw & 0xFFu));
   return wrap_bits(t, raw);
 }
 

@@ -1,5 +1,6 @@
 /// The DSL's element types. Scalars are the C++ types themselves (so `template <u32 BITS>`
-/// works for variants); f16 and bf16 are tags, since C++ has no portable half types.
+/// works for variants); f16, bf16 and the 8-bit floats are tags, since C++ has no portable types
+/// for them.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,10 @@ using boolean = bool;
 struct f16 {};
 /// bfloat16 element type tag.
 struct bf16 {};
+/// The 8-bit float element type tags (e4m3: OCP e4m3fn, largest 448; e5m2: largest 57344):
+/// storage types whose values compute in f32 (include/iron/core/fp8.hpp).
+struct f8e4m3 {};
+struct f8e5m2 {};
 
 template <class T>
 struct dtype_traits;
@@ -37,6 +42,8 @@ IRON_DTYPE_TRAIT(u16, U16)
 IRON_DTYPE_TRAIT(u8, U8)
 IRON_DTYPE_TRAIT(i8, I8)
 IRON_DTYPE_TRAIT(boolean, Bool)
+IRON_DTYPE_TRAIT(f8e4m3, F8E4M3)
+IRON_DTYPE_TRAIT(f8e5m2, F8E5M2)
 #undef IRON_DTYPE_TRAIT
 
 /// A type that can be the element type of a DSL value.

@@ -34,13 +34,27 @@ void record_wg_wait(ir::ValueId d, std::int64_t pending);
 void record_fence_proxy_async();
 }  // namespace detail
 
+/// The columns of K one Hopper instruction takes for operands of T (32 bytes of 8-bit floats, 16
+/// of everything else), and the most a product takes (one 128-byte row).
+template <Element T>
+constexpr std::uint32_t warpgroup_k_step() {
+  return lane_bytes<T>() == 1 ? 32 : 16;
+}
+template <Element T>
+constexpr std::uint32_t warpgroup_k_max() {
+  return 4 * warpgroup_k_step<T>();
+}
+
 /// Starts d += rows 16·(s % 4) … 16·(s % 4) + 15 of A · B for simdgroup s: A row-major, 64×K
 /// from a[a_offset] (rows a_stride apart); B K×N from b[b_offset], column-major ((k, n) at
 /// b_offset + n·b_stride + k, the layout of a weight [n, k]) or row-major. Every simdgroup of the
-/// warpgroup reaches it with the same offsets and strides; K is 16, 32, 48 or 64. f16 and bf16
-/// operands may run as one Hopper instruction; f32 ones always run as fragment products.
+/// warpgroup reaches it with the same offsets and strides; K is 16, 32, 48 or 64 (32, 64, 96 or
+/// 128 for the 8-bit floats). f16 and bf16 operands may run as one Hopper instruction; f32 ones
+/// always run as fragment products; 8-bit floats (both operands of one type, B column-major)
+/// run only as the Hopper instruction, so another target's path converts them first.
 template <std::uint32_t K, Element T, std::uint32_t N>
-requires(K % 16 == 0 && K >= 16 && K <= 64 && N % 8 == 0 &&
+requires(K % warpgroup_k_step<T>() == 0 && K >= warpgroup_k_step<T>() &&
+         K <= warpgroup_k_max<T>() && N % 8 == 0 &&
          N <= 256) void warpgroup_mma(FragAcc<16, N>& d, const Shared<T>& a, detail::Index a_offset,
                                       detail::Index a_stride, const Shared<T>& b,
                                       detail::Index b_offset, detail::Index b_stride,

@@ -14,6 +14,8 @@ DType carrier(DType t) {
   switch (t) {
     case DType::F16:
     case DType::BF16:
+    case DType::F8E4M3:
+    case DType::F8E5M2:
       return DType::F32;
     case DType::I8:
       return DType::I32;

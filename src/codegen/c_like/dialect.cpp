@@ -34,6 +34,10 @@ std::string Dialect::type(DType t) const {
       return "unsigned short";
     case DType::Bool:
       return "bool";
+    case DType::F8E4M3:
+      return "iron_f8e4m3";
+    case DType::F8E5M2:
+      return "iron_f8e5m2";
   }
   return "";
 }

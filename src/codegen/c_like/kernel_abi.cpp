@@ -201,6 +201,8 @@ std::string_view host_type(DType t) {
     case DType::F32:
     case DType::F16:
     case DType::BF16:
+    case DType::F8E4M3:
+    case DType::F8E5M2:
       return "float";
   }
   return "float";

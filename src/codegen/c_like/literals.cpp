@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 
+#include "iron/core/fp8.hpp"
 #include "iron/core/half.hpp"
 
 namespace iron::codegen::c_like {
@@ -27,6 +28,8 @@ std::int64_t const_integer(const ir::Op& c) {
     case DType::F32:
     case DType::F16:
     case DType::BF16:
+    case DType::F8E4M3:
+    case DType::F8E5M2:
       return bits;
   }
   return bits;
@@ -57,6 +60,10 @@ std::string const_literal(const ir::Op& c, const Dialect& dialect, Needs& needs)
   if (c.type == DType::BF16) {
     return dialect.convert(f32_literal(round_to_bf16(value), dialect), DType::F32, DType::BF16,
                            needs);
+  }
+  if (is_f8(c.type)) {
+    const float rounded = c.type == DType::F8E4M3 ? round_to_f8e4m3(value) : round_to_f8e5m2(value);
+    return dialect.convert(f32_literal(rounded, dialect), DType::F32, c.type, needs);
   }
   return f32_literal(value, dialect);
 }

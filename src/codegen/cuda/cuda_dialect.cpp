@@ -60,11 +60,12 @@ std::string CudaDialect::half_type(DType t) const {
 
 std::string CudaDialect::to_f32(const std::string& expr, DType from) const {
   if (!is_float(from) || from == DType::F32) return expr;
-  if (!header_halves()) return "iron_to_f32(" + expr + ")";
+  if (!header_halves() || is_f8(from)) return "iron_to_f32(" + expr + ")";
   return (from == DType::F16 ? "__half2float(" : "__bfloat162float(") + expr + ")";
 }
 
 std::string CudaDialect::from_f32(const std::string& f, DType to) const {
+  if (is_f8(to)) return "iron_f32_to_" + std::string(dtype_name(to)) + "(" + f + ")";
   if (to == DType::F16)
     return (header_halves() ? "__float2half_rn(" : "iron_f32_to_f16(") + f + ")";
   if (to == DType::BF16) {

@@ -1,5 +1,6 @@
 /// wg.mma on sm_90a (docs/tensor-cores.md, "Warpgroup products"): each K-deep product is a
-/// `wgmma.fence`, then one `wgmma.mma_async.m64nNk16` per 16 columns of K whose shared operands
+/// `wgmma.fence`, then one `wgmma.mma_async.m64nNk16` per 16 columns of K (`k32` per 32 columns
+/// of 8-bit floats, both operands K-major) whose shared operands
 /// are matrix descriptors of 128-byte swizzled tiles: K-major (8-row groups 1024 bytes apart; the
 /// start address moves 32 bytes per 16 columns) or, for a row-major B, MN-major (the transpose
 /// bit set; the start moves 16 rows, 2048 bytes). The register form passes the simdgroup's A
@@ -18,6 +19,20 @@ namespace {
 
 constexpr std::uint32_t kMaxWidth = 256;
 
+/// The PTX type of wgmma operands of t.
+std::string_view ptx_operand_type(DType t) {
+  switch (t) {
+    case DType::BF16:
+      return "bf16";
+    case DType::F8E4M3:
+      return "e4m3";
+    case DType::F8E5M2:
+      return "e5m2";
+    default:
+      return "f16";
+  }
+}
+
 std::string product_name(DType t, std::uint32_t n, bool a_in_registers) {
   return fmt::format("iron_wgmma_{}{}_n{}", a_in_registers ? "rs_" : "", dtype_name(t), n);
 }
@@ -33,7 +48,7 @@ c_like::Helper product_helper(DType t, std::uint32_t n, bool a_in_registers) {
     list += fmt::format("{}%{}", i == 0 ? "" : ", ", i);
     outputs += fmt::format("{}\"+f\"(d[{}])", i == 0 ? "" : ", ", i);
   }
-  const std::string_view ptx_type = t == DType::BF16 ? "bf16" : "f16";
+  const std::string_view ptx_type = ptx_operand_type(t);
   const std::string name = product_name(t, n, a_in_registers);
   // Operands after the accumulators: A (a descriptor, or four registers), B's descriptor, the
   // scale-d predicate's source and, as immediates, the transposes.
@@ -76,6 +91,41 @@ __device__ __forceinline__ void {2}(float* d, {3} a, const void* b) {{
           {"iron_wgmma_descriptor", "iron_wgmma_descriptor_rows", "iron_wgmma_fence_registers",
            "iron_wgmma_fence_operand"},
           std::move(text)};
+}
+
+/// The helper for width n of 8-bit operands t, both K-major in shared memory (the instruction
+/// has no transposes for them): K / 32 instructions, each 32 bytes further along the rows.
+c_like::Helper product_helper_8bit(DType t, std::uint32_t n) {
+  const std::uint32_t regs = n / 2;
+  std::string list;
+  std::string outputs;
+  for (std::uint32_t i = 0; i < regs; ++i) {
+    list += fmt::format("{}%{}", i == 0 ? "" : ", ", i);
+    outputs += fmt::format("{}\"+f\"(d[{}])", i == 0 ? "" : ", ", i);
+  }
+  const std::string name = product_name(t, n, false);
+  std::string text = fmt::format(
+      R"(// d (this simdgroup's 16×{0} part of the warpgroup's 64×{0}) += A · B, K deep, by wgmma on
+// {1} operands: A and B K-major in shared memory (B as [n, k]).
+template <int K, int B_ROWS>
+__device__ __forceinline__ void {2}(float* d, const void* a, const void* b) {{
+  static_assert(B_ROWS == 0, "8-bit operands are read K-major");
+  const unsigned long long da = iron_wgmma_descriptor(a);
+  const unsigned long long db = iron_wgmma_descriptor(b);
+  iron_wgmma_fence_registers<{3}>(d);
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+  for (int kk = 0; kk < K / 32; ++kk) {{
+    asm volatile(
+        "{{\n.reg .pred p;\nsetp.ne.b32 p, %{4}, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n{0}k32.f32.{1}.{1} {{{5}}}, %{6}, %{7}, p, 1, 1;\n}}\n"
+        : {8}
+        : "l"(da + 2ull * kk), "l"(db + 2ull * kk), "r"(1));
+  }}
+}}
+)",
+      n, ptx_operand_type(t), name, regs, regs + 2, list, regs, regs + 1, outputs);
+  return {name, {"iron_wgmma_descriptor", "iron_wgmma_fence_registers"}, std::move(text)};
 }
 
 }  // namespace
@@ -142,13 +192,16 @@ __device__ __forceinline__ void iron_wgmma_wait(float* d) {
         h.push_back(product_helper(t, n, true));
       }
     }
+    for (const DType t : {DType::F8E4M3, DType::F8E5M2}) {
+      for (std::uint32_t n = 8; n <= kMaxWidth; n += 8) h.push_back(product_helper_8bit(t, n));
+    }
     return h;
   }();
   return all;
 }
 
 std::string wgmma_product(const c_like::WarpgroupProduct& p, c_like::Needs& needs) {
-  IRON_INTERNAL_ASSERT(p.n % 8 == 0 && p.n <= kMaxWidth && p.k % 16 == 0,
+  IRON_INTERNAL_ASSERT(p.n % 8 == 0 && p.n <= kMaxWidth && p.k % (is_f8(p.input) ? 32 : 16) == 0,
                        "a wg.mma the verifier should have refused");
   const std::string helper = product_name(p.input, p.n, p.a_in_registers);
   needs.helpers.insert(helper);

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "../c_like/body_writer.hpp"
+#include "../c_like/fp8_types.hpp"
 #include "../c_like/kernel_abi.hpp"
 #include "cuda_dialect.hpp"
 #include "cuda_halves.hpp"
@@ -13,12 +14,24 @@
 namespace iron::codegen {
 namespace {
 
-/// The toolkit headers (wmma only), or the prelude's own f16/bf16 types.
+/// The 8-bit floats' types, as CUDA spells them.
+constexpr c_like::Fp8Spelling kCudaFp8{"__device__ __forceinline__",
+                                       "__device__ ",
+                                       "__float_as_uint",
+                                       "__uint_as_float",
+                                       "unsigned int",
+                                       "unsigned char",
+                                       "rintf"};
+
+/// The toolkit headers (wmma only), or the prelude's own f16/bf16 types; the 8-bit floats' own.
 std::string includes(const ir::Kernel& kernel, const cuda::CudaDialect& dialect, bool wmma) {
   const bool f16 = c_like::kernel_uses(kernel, DType::F16);
   const bool bf16 = c_like::kernel_uses(kernel, DType::BF16);
-  if (!dialect.header_halves()) return cuda::half_types_prelude(f16, bf16);
-  std::string text;
+  const std::string fp8 =
+      c_like::fp8_types_prelude(c_like::kernel_uses(kernel, DType::F8E4M3),
+                                c_like::kernel_uses(kernel, DType::F8E5M2), kCudaFp8);
+  if (!dialect.header_halves()) return cuda::half_types_prelude(f16, bf16) + fp8;
+  std::string text = fp8;
   if (f16) text += "#include <cuda_fp16.h>\n";
   if (bf16) text += "#include <cuda_bf16.h>\n";
   if (wmma) text += "#include <mma.h>\n";

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "../c_like/body_writer.hpp"
+#include "../c_like/fp8_types.hpp"
 #include "../c_like/kernel_abi.hpp"
 #include "iron/codegen/emit.hpp"
 #include "iron/core/error.hpp"
@@ -22,6 +23,10 @@ constexpr std::pair<std::string_view, std::string_view> kInputs[] = {
     {"iron_nsg", "uint iron_nsg [[simdgroups_per_threadgroup]]"},
 };
 
+/// The 8-bit floats' types, as Metal spells them.
+constexpr c_like::Fp8Spelling kMslFp8{"inline", "",      "as_type<uint>", "as_type<float>",
+                                      "uint",   "uchar", "rint"};
+
 }  // namespace
 
 std::string emit_msl(const ir::Kernel& lowered, const TargetProfile& target) {
@@ -38,6 +43,10 @@ std::string emit_msl(const ir::Kernel& lowered, const TargetProfile& target) {
   std::string text =
       c_like::header_comment(lowered, language, c_like::abi_comment(lowered, dialect));
   text += "\n#include <metal_stdlib>\nusing namespace metal;\n";
+  const std::string fp8 =
+      c_like::fp8_types_prelude(c_like::kernel_uses(lowered, DType::F8E4M3),
+                                c_like::kernel_uses(lowered, DType::F8E5M2), kMslFp8);
+  if (!fp8.empty()) text += "\n" + fp8;
   const std::string prelude = msl::msl_prelude(needs, dialect);
   if (!prelude.empty()) text += "\n" + prelude;
 

@@ -33,6 +33,7 @@ constexpr c_like::Spelling kApproximations[] = {
 };
 
 std::string to_f32(const std::string& expr, DType from) {
+  if (is_f8(from)) return "iron_to_f32(" + expr + ")";
   return from == DType::F32 ? expr : "float(" + expr + ")";
 }
 

@@ -108,7 +108,7 @@ std::optional<ir::TensorMap> map_of(const ir::Kernel& kernel, const Definitions&
   const std::uint64_t size = dtype_size(op.type);
   const std::uint32_t cols = op.fragment.cols;
   const bool swizzled = dst.swizzle != 0;
-  if (size != 2 && size != 4) return std::nullopt;
+  if (size > 4 || size == 3) return std::nullopt;
   if (swizzled && (dst.swizzle != cols || cols * size != kSwizzleRowBytes)) return std::nullopt;
   const std::uint64_t alignment = swizzled ? kSwizzledAlignment : kPlainAlignment;
   if (!multiple_of(defs, op.args[0], alignment / size)) return std::nullopt;

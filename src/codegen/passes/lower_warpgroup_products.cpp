@@ -9,14 +9,18 @@
 /// slot into a 16×16 one), the same sums in the same order (the simulator's contract),
 /// synchronous, so the warpgroup's
 /// commits, waits and proxy fences have nothing left to order and are dropped once no wg.mma
-/// remains.
+/// remains. Fragments hold no 8-bit floats: a wg.mma of them that cannot run as wgmma is an
+/// Error naming the op and the target.
 #include "iron/codegen/passes/lower_warpgroup_products.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <unordered_map>
 #include <vector>
 
 #include "iron/core/builder.hpp"
+#include "iron/core/error.hpp"
 #include "iron/core/op_views.hpp"
 
 namespace iron::codegen {
@@ -53,8 +57,9 @@ bool qualifies(const ir::Kernel& kernel, const ir::Op& op, const TargetProfile& 
   const ir::WgMmaOp<const ir::Op> mma(op);
   const bool b_rows = mma.b_layout() == ir::MatrixLayout::RowMajor;
   const std::uint32_t row_elements = kSwizzleRowBytes / 2;
+  const std::size_t element_bytes = dtype_size(kernel.shared[op.shared_b].dtype);
   return target.kind == TargetKind::Cuda && target.mma == MmaStrategy::Wgmma &&
-         dtype_size(kernel.shared[op.shared_b].dtype) == 2 && target.swizzled_shared &&
+         element_bytes <= 2 && target.swizzled_shared &&
          (mma.a_in_registers() || one_swizzled_row(kernel, op.shared, mma.a_stride(), known)) &&
          one_swizzled_row(kernel, op.shared_b, mma.b_stride(), known) &&
          (!b_rows || columns.at(mma.d()) <= row_elements);
@@ -101,6 +106,13 @@ class Lowering {
     const ir::WgMmaOp<const ir::Op> mma(op);
     const DType u32 = DType::U32;
     const DType t = kernel_.shared[op.shared_b].dtype;
+    if (is_f8(t)) {
+      throw Error(fmt::format(
+          "wg.mma at {}: {} operands multiply only as sm_90a's wgmma, from 128-byte swizzled rows "
+          "(target {} has no 8-bit tensor-core product): convert the tiles to f16 on this "
+          "target's path, as iron_gemm_fp8_nk does",
+          format_loc(op.loc), dtype_name(t), target_.name));
+    }
     const std::uint32_t n = fragment_cols_.at(mma.d());
     ir::Builder b(kernel_, out);
     b.at(op.loc);

@@ -14,6 +14,8 @@ std::uint32_t constexpr_carrier_bits(const Scalar& s) {
     case DType::F32:
     case DType::F16:
     case DType::BF16:
+    case DType::F8E4M3:
+    case DType::F8E5M2:
       return std::bit_cast<std::uint32_t>(static_cast<float>(s.f));
     case DType::I8:
       return static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int8_t>(bits)));

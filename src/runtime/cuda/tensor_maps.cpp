@@ -16,6 +16,7 @@ namespace iron::runtime::cuda {
 namespace {
 
 // CUtensorMapDataType, CUtensorMapSwizzle and CUtensorMapL2promotion values (cuda.h 13.0).
+constexpr int kUint8 = 0;
 constexpr int kUint16 = 1;
 constexpr int kUint32 = 2;
 constexpr int kInt32 = 3;
@@ -42,10 +43,13 @@ int data_type(DType t) {
       return kUint16;
     case DType::U8:
     case DType::I8:
+    case DType::F8E4M3:
+    case DType::F8E5M2:
+      return kUint8;  // the copy moves bytes; the product reads them as their type
     case DType::Bool:
       break;
   }
-  throw Error(fmt::format("a tensor map of {} elements: TMA copies move 2- and 4-byte elements",
+  throw Error(fmt::format("a tensor map of {} elements: TMA copies move numbers, not bools",
                           dtype_name(t)));
 }
 

@@ -53,6 +53,10 @@ decltype(auto) with_type(DType t, Fn&& fn) {
       return fn(DTypeTag<DType::U16>{});
     case DType::Bool:
       return fn(DTypeTag<DType::Bool>{});
+    case DType::F8E4M3:
+      return fn(DTypeTag<DType::F8E4M3>{});
+    case DType::F8E5M2:
+      return fn(DTypeTag<DType::F8E5M2>{});
   }
   IRON_INTERNAL_ERROR("a dtype outside the enum");
 }

@@ -72,23 +72,23 @@ GroupRunner::WgOperand GroupRunner::wg_operand(const Instr& in, std::uint32_t fi
     throw report_.warpgroup_operand(in, first, alloc.name, op.offset, op.stride,
                                     "both are multiples of 8 elements (16-byte rows)");
   }
-  // Operands in swizzled 16-bit rows must be placed as the Hopper instruction reads them: rows
-  // of A and of a column-major B run along k (K columns within a row), rows of a row-major B
-  // along n (N columns within a row).
+  // Operands in swizzled 16-bit or 8-bit rows must be placed as the Hopper instruction reads
+  // them: rows of A and of a column-major B run along k (K columns within a row, from a multiple
+  // of one instruction's 32 bytes), rows of a row-major B along n (N columns within a row).
   const bool along_k = which == 0 || in.layout == ir::MatrixLayout::ColMajor;
-  const std::size_t element_bytes = dtype_size(alloc.dtype);
-  if (alloc.swizzle != 0 && element_bytes == 2) {
-    const auto row_bytes = static_cast<std::int64_t>(alloc.swizzle * element_bytes);
+  const auto element_bytes = static_cast<std::int64_t>(dtype_size(alloc.dtype));
+  if (alloc.swizzle != 0 && element_bytes <= 2) {
+    const auto row_bytes = static_cast<std::int64_t>(alloc.swizzle) * element_bytes;
     const std::int64_t column = op.offset % op.stride;
     const std::int64_t width = along_k ? in.inner : in.fragment.cols;
     if (row_bytes != kSwizzleRowBytes || op.stride != alloc.swizzle ||
-        column % (along_k ? 16 : 64) != 0 || op.offset / op.stride % 8 != 0 ||
-        column + width > op.stride) {
+        column * element_bytes % (along_k ? 32 : kSwizzleRowBytes) != 0 ||
+        op.offset / op.stride % 8 != 0 || column + width > op.stride) {
       throw report_.warpgroup_operand(
           in, first, alloc.name, op.offset, op.stride,
           along_k ? "an operand in swizzled rows is read as the Hopper instruction reads it: "
                     "rows of 128 bytes, the stride one row, the offset at a multiple of 8 rows "
-                    "and of 16 columns, and K columns within the row"
+                    "and of 32 bytes, and K columns within the row"
                   : "a row-major B in swizzled rows is read as the Hopper instruction reads it: "
                     "rows of 128 bytes, the stride one row, the offset at a multiple of 8 rows "
                     "and the row's start, and N columns within the row");
@@ -135,7 +135,8 @@ void GroupRunner::wg_product(const Instr& in, std::uint32_t lead, const WgOperan
                               : ops[1].offset + std::int64_t{c} * ops[1].stride + kk);
     }
   }
-  // Exact: each product of 16-bit values is exact in f32; the fma's add in increasing k rounds.
+  // Exact: each product of 16- or 8-bit values is exact in f32; the fma's add in increasing k
+  // rounds.
   for (std::uint32_t r = 0; r < kRowsPerSimdgroup; ++r) {
     for (std::uint32_t c = 0; c < n; ++c) {
       Slot& d = fragment_at(in.fragment, in.args[0], lead, r, c);

@@ -293,22 +293,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v26 = v25 / v5;
   const unsigned int v27 = v26 + 1u;
   const unsigned int v41 = v0 * v27;  // kernels/convolution/conv_tiles.hpp:120
-  const unsigned int v42 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v43 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v42 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v43 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v44 = blockIdx.y;
   const unsigned int v45 = v44 * v42;
   const unsigned int v46 = v45 + v43;
-  const unsigned int v48 = v42 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v50 = v46 / v48;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v48 = v42 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v50 = v46 / v48;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v51 = v50 << 3u;
-  const unsigned int v53 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v53 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v54 = v53 - v51;
   const unsigned int v55 = min(v54, 8u);
-  const unsigned int v57 = v46 % v48;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v57 = v46 % v48;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v58 = v57 % v55;
   const unsigned int v59 = v51 + v58;
   const unsigned int v60 = v59 << 7u;
-  const unsigned int v63 = v57 / v55;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v63 = v57 / v55;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v64 = v63 << 7u;
   const unsigned int v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:140
   const unsigned int v66 = v65 * v15;
@@ -418,164 +418,164 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v256 = v255 * v5;
   const unsigned int v257 = v249 ? v256 : v10;
   const unsigned int v260 = v249 ? v245 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v261 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v264 = v261 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v261 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v264 = v261 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v265 = v264 << 6u;
-  const unsigned int v268 = v261 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v268 = v261 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v269 = v268 << 6u;
-  iron_frag<float, 2, 64, 64> v271;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v271;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v271, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v273;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v273;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v273, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v275;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v275;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v275, iron_f32_to_bf16(0.0f));
   const unsigned int v278 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v279 = v278 == v10;
   const unsigned int v283 = v13 & 7u;
   const bool v284 = v283 == v10;
   const bool v285 = v279 && v284;
-  const unsigned int v288 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const unsigned int v288 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v289 = v288 == v10;
   const unsigned int v292 = v66 & 7u;
   const bool v293 = v292 == v10;
   const bool v294 = v289 && v293;
-  const bool v295 = v285 && v294;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v295 = v285 && v294;  // kernels/gemm/gemm_tiles.hpp:256
   if (v295) {
-    for (unsigned int v6385 = v10; v6385 < 2u; v6385 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v6385 = v10; v6385 < 2u; v6385 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v6386 = v6385 << 6u;
       const bool v6388 = v6386 < v15;
       if (v6388) {
-        const unsigned int v6390 = v6385 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v6390 = v6385 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v87) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v6399 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6399 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6400 = v6399 << 3u;
-          const unsigned int v6403 = v6386 + v6400;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6403 = v6386 + v6400;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6404 = v6403 < v15;
           const bool v6405 = v123 && v6404;
-          const unsigned int v6407 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6407 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6409 = v6407 + v6386;
           const unsigned int v6410 = v6409 + v6400;
           const unsigned int v6411 = v6405 ? v6410 : v10;
-          const unsigned int v6413 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6413 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6414 = v6390 + v6413;
           const unsigned int v6415 = v6414 + v6400;
           iron_copy_async<16>(shm0 + (v6415 ^ (((v6415 >> 6u) & 7u) << 3u)), x + v6411, v6405);
-          const unsigned int v6418 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6420 = v6418 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6423 = v6418 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6418 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6420 = v6418 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6423 = v6418 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6424 = v6423 << 3u;
-          const unsigned int v6425 = v60 + v6420;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6425 = v60 + v6420;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6426 = v6425 < v41;
           const unsigned int v6427 = v6386 + v6424;
           const bool v6428 = v6427 < v15;
           const bool v6429 = v6426 && v6428;
-          const unsigned int v6431 = v6425 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6431 = v6425 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6433 = v6431 + v6386;
           const unsigned int v6434 = v6433 + v6424;
           const unsigned int v6435 = v6429 ? v6434 : v10;
-          const unsigned int v6437 = v6420 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6437 = v6420 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6438 = v6390 + v6437;
           const unsigned int v6439 = v6438 + v6424;
           iron_copy_async<16>(shm0 + (v6439 ^ (((v6439 >> 6u) & 7u) << 3u)), x + v6435, v6429);
-          const unsigned int v6442 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6444 = v6442 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6447 = v6442 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6442 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6444 = v6442 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6447 = v6442 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6448 = v6447 << 3u;
-          const unsigned int v6449 = v60 + v6444;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6449 = v60 + v6444;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6450 = v6449 < v41;
           const unsigned int v6451 = v6386 + v6448;
           const bool v6452 = v6451 < v15;
           const bool v6453 = v6450 && v6452;
-          const unsigned int v6455 = v6449 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6455 = v6449 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6457 = v6455 + v6386;
           const unsigned int v6458 = v6457 + v6448;
           const unsigned int v6459 = v6453 ? v6458 : v10;
-          const unsigned int v6461 = v6444 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6461 = v6444 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6462 = v6390 + v6461;
           const unsigned int v6463 = v6462 + v6448;
           iron_copy_async<16>(shm0 + (v6463 ^ (((v6463 >> 6u) & 7u) << 3u)), x + v6459, v6453);
-          const unsigned int v6466 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6468 = v6466 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6471 = v6466 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6466 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6468 = v6466 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6471 = v6466 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6472 = v6471 << 3u;
-          const unsigned int v6473 = v60 + v6468;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6473 = v60 + v6468;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6474 = v6473 < v41;
           const unsigned int v6475 = v6386 + v6472;
           const bool v6476 = v6475 < v15;
           const bool v6477 = v6474 && v6476;
-          const unsigned int v6479 = v6473 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6479 = v6473 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6481 = v6479 + v6386;
           const unsigned int v6482 = v6481 + v6472;
           const unsigned int v6483 = v6477 ? v6482 : v10;
-          const unsigned int v6485 = v6468 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6485 = v6468 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6486 = v6390 + v6485;
           const unsigned int v6487 = v6486 + v6472;
           iron_copy_async<16>(shm0 + (v6487 ^ (((v6487 >> 6u) & 7u) << 3u)), x + v6483, v6477);
-          const unsigned int v6490 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6492 = v6490 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6495 = v6490 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6490 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6492 = v6490 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6495 = v6490 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6496 = v6495 << 3u;
-          const unsigned int v6497 = v60 + v6492;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6497 = v60 + v6492;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6498 = v6497 < v41;
           const unsigned int v6499 = v6386 + v6496;
           const bool v6500 = v6499 < v15;
           const bool v6501 = v6498 && v6500;
-          const unsigned int v6503 = v6497 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6503 = v6497 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6505 = v6503 + v6386;
           const unsigned int v6506 = v6505 + v6496;
           const unsigned int v6507 = v6501 ? v6506 : v10;
-          const unsigned int v6509 = v6492 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6509 = v6492 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6510 = v6390 + v6509;
           const unsigned int v6511 = v6510 + v6496;
           iron_copy_async<16>(shm0 + (v6511 ^ (((v6511 >> 6u) & 7u) << 3u)), x + v6507, v6501);
-          const unsigned int v6514 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6516 = v6514 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6519 = v6514 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6514 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6516 = v6514 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6519 = v6514 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6520 = v6519 << 3u;
-          const unsigned int v6521 = v60 + v6516;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6521 = v60 + v6516;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6522 = v6521 < v41;
           const unsigned int v6523 = v6386 + v6520;
           const bool v6524 = v6523 < v15;
           const bool v6525 = v6522 && v6524;
-          const unsigned int v6527 = v6521 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6527 = v6521 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6529 = v6527 + v6386;
           const unsigned int v6530 = v6529 + v6520;
           const unsigned int v6531 = v6525 ? v6530 : v10;
-          const unsigned int v6533 = v6516 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6533 = v6516 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6534 = v6390 + v6533;
           const unsigned int v6535 = v6534 + v6520;
           iron_copy_async<16>(shm0 + (v6535 ^ (((v6535 >> 6u) & 7u) << 3u)), x + v6531, v6525);
-          const unsigned int v6538 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6540 = v6538 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6543 = v6538 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6538 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6540 = v6538 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6543 = v6538 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6544 = v6543 << 3u;
-          const unsigned int v6545 = v60 + v6540;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6545 = v60 + v6540;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6546 = v6545 < v41;
           const unsigned int v6547 = v6386 + v6544;
           const bool v6548 = v6547 < v15;
           const bool v6549 = v6546 && v6548;
-          const unsigned int v6551 = v6545 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6551 = v6545 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6553 = v6551 + v6386;
           const unsigned int v6554 = v6553 + v6544;
           const unsigned int v6555 = v6549 ? v6554 : v10;
-          const unsigned int v6557 = v6540 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6557 = v6540 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6558 = v6390 + v6557;
           const unsigned int v6559 = v6558 + v6544;
           iron_copy_async<16>(shm0 + (v6559 ^ (((v6559 >> 6u) & 7u) << 3u)), x + v6555, v6549);
-          const unsigned int v6562 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6564 = v6562 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6567 = v6562 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6562 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6564 = v6562 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6567 = v6562 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6568 = v6567 << 3u;
-          const unsigned int v6569 = v60 + v6564;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6569 = v60 + v6564;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6570 = v6569 < v41;
           const unsigned int v6571 = v6386 + v6568;
           const bool v6572 = v6571 < v15;
           const bool v6573 = v6570 && v6572;
-          const unsigned int v6575 = v6569 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6575 = v6569 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6577 = v6575 + v6386;
           const unsigned int v6578 = v6577 + v6568;
           const unsigned int v6579 = v6573 ? v6578 : v10;
-          const unsigned int v6581 = v6564 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6581 = v6564 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6582 = v6390 + v6581;
           const unsigned int v6583 = v6582 + v6568;
           iron_copy_async<16>(shm0 + (v6583 ^ (((v6583 >> 6u) & 7u) << 3u)), x + v6579, v6573);
@@ -764,316 +764,316 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           const unsigned int v6801 = v6632 + 7168u;  // kernels/convolution/im2col_a.hpp:129
           iron_copy_async<16>(shm0 + (v6801 ^ (((v6801 >> 6u) & 7u) << 3u)), x + v6798, v6787);
         }
-        const unsigned int v6811 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6811 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6812 = v6811 << 3u;
-        const unsigned int v6813 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6813 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6814 = v6813 < v12;
         const unsigned int v6815 = v6386 + v6812;
         const bool v6816 = v6815 < v15;
         const bool v6817 = v6814 && v6816;
-        const unsigned int v6819 = v6813 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6819 = v6813 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6820 = v66 + v6819;
         const unsigned int v6821 = v6820 + v6386;
         const unsigned int v6822 = v6821 + v6812;
         const unsigned int v6823 = v6817 ? v6822 : v66;
-        const unsigned int v6825 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6825 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6826 = v6390 + v6825;
         const unsigned int v6827 = v6826 + v6812;
         iron_copy_async<16>(shm1 + (v6827 ^ (((v6827 >> 6u) & 7u) << 3u)), weight + v6823, v6817);
-        const unsigned int v6830 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6832 = v6830 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6835 = v6830 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6830 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6832 = v6830 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6835 = v6830 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6836 = v6835 << 3u;
-        const unsigned int v6837 = v64 + v6832;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6837 = v64 + v6832;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6838 = v6837 < v12;
         const unsigned int v6839 = v6386 + v6836;
         const bool v6840 = v6839 < v15;
         const bool v6841 = v6838 && v6840;
-        const unsigned int v6843 = v6837 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6843 = v6837 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6844 = v66 + v6843;
         const unsigned int v6845 = v6844 + v6386;
         const unsigned int v6846 = v6845 + v6836;
         const unsigned int v6847 = v6841 ? v6846 : v66;
-        const unsigned int v6849 = v6832 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6849 = v6832 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6850 = v6390 + v6849;
         const unsigned int v6851 = v6850 + v6836;
         iron_copy_async<16>(shm1 + (v6851 ^ (((v6851 >> 6u) & 7u) << 3u)), weight + v6847, v6841);
-        const unsigned int v6854 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6856 = v6854 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6859 = v6854 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6854 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6856 = v6854 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6859 = v6854 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6860 = v6859 << 3u;
-        const unsigned int v6861 = v64 + v6856;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6861 = v64 + v6856;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6862 = v6861 < v12;
         const unsigned int v6863 = v6386 + v6860;
         const bool v6864 = v6863 < v15;
         const bool v6865 = v6862 && v6864;
-        const unsigned int v6867 = v6861 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6867 = v6861 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6868 = v66 + v6867;
         const unsigned int v6869 = v6868 + v6386;
         const unsigned int v6870 = v6869 + v6860;
         const unsigned int v6871 = v6865 ? v6870 : v66;
-        const unsigned int v6873 = v6856 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6873 = v6856 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6874 = v6390 + v6873;
         const unsigned int v6875 = v6874 + v6860;
         iron_copy_async<16>(shm1 + (v6875 ^ (((v6875 >> 6u) & 7u) << 3u)), weight + v6871, v6865);
-        const unsigned int v6878 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6880 = v6878 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6883 = v6878 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6878 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6880 = v6878 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6883 = v6878 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6884 = v6883 << 3u;
-        const unsigned int v6885 = v64 + v6880;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6885 = v64 + v6880;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6886 = v6885 < v12;
         const unsigned int v6887 = v6386 + v6884;
         const bool v6888 = v6887 < v15;
         const bool v6889 = v6886 && v6888;
-        const unsigned int v6891 = v6885 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6891 = v6885 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6892 = v66 + v6891;
         const unsigned int v6893 = v6892 + v6386;
         const unsigned int v6894 = v6893 + v6884;
         const unsigned int v6895 = v6889 ? v6894 : v66;
-        const unsigned int v6897 = v6880 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6897 = v6880 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6898 = v6390 + v6897;
         const unsigned int v6899 = v6898 + v6884;
         iron_copy_async<16>(shm1 + (v6899 ^ (((v6899 >> 6u) & 7u) << 3u)), weight + v6895, v6889);
-        const unsigned int v6902 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6904 = v6902 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6907 = v6902 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6902 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6904 = v6902 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6907 = v6902 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6908 = v6907 << 3u;
-        const unsigned int v6909 = v64 + v6904;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6909 = v64 + v6904;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6910 = v6909 < v12;
         const unsigned int v6911 = v6386 + v6908;
         const bool v6912 = v6911 < v15;
         const bool v6913 = v6910 && v6912;
-        const unsigned int v6915 = v6909 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6915 = v6909 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6916 = v66 + v6915;
         const unsigned int v6917 = v6916 + v6386;
         const unsigned int v6918 = v6917 + v6908;
         const unsigned int v6919 = v6913 ? v6918 : v66;
-        const unsigned int v6921 = v6904 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6921 = v6904 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6922 = v6390 + v6921;
         const unsigned int v6923 = v6922 + v6908;
         iron_copy_async<16>(shm1 + (v6923 ^ (((v6923 >> 6u) & 7u) << 3u)), weight + v6919, v6913);
-        const unsigned int v6926 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6928 = v6926 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6931 = v6926 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6926 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6928 = v6926 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6931 = v6926 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6932 = v6931 << 3u;
-        const unsigned int v6933 = v64 + v6928;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6933 = v64 + v6928;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6934 = v6933 < v12;
         const unsigned int v6935 = v6386 + v6932;
         const bool v6936 = v6935 < v15;
         const bool v6937 = v6934 && v6936;
-        const unsigned int v6939 = v6933 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6939 = v6933 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6940 = v66 + v6939;
         const unsigned int v6941 = v6940 + v6386;
         const unsigned int v6942 = v6941 + v6932;
         const unsigned int v6943 = v6937 ? v6942 : v66;
-        const unsigned int v6945 = v6928 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6945 = v6928 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6946 = v6390 + v6945;
         const unsigned int v6947 = v6946 + v6932;
         iron_copy_async<16>(shm1 + (v6947 ^ (((v6947 >> 6u) & 7u) << 3u)), weight + v6943, v6937);
-        const unsigned int v6950 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6952 = v6950 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6955 = v6950 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6950 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6952 = v6950 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6955 = v6950 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6956 = v6955 << 3u;
-        const unsigned int v6957 = v64 + v6952;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6957 = v64 + v6952;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6958 = v6957 < v12;
         const unsigned int v6959 = v6386 + v6956;
         const bool v6960 = v6959 < v15;
         const bool v6961 = v6958 && v6960;
-        const unsigned int v6963 = v6957 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6963 = v6957 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6964 = v66 + v6963;
         const unsigned int v6965 = v6964 + v6386;
         const unsigned int v6966 = v6965 + v6956;
         const unsigned int v6967 = v6961 ? v6966 : v66;
-        const unsigned int v6969 = v6952 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6969 = v6952 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6970 = v6390 + v6969;
         const unsigned int v6971 = v6970 + v6956;
         iron_copy_async<16>(shm1 + (v6971 ^ (((v6971 >> 6u) & 7u) << 3u)), weight + v6967, v6961);
-        const unsigned int v6974 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6976 = v6974 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6979 = v6974 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6974 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6976 = v6974 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6979 = v6974 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6980 = v6979 << 3u;
-        const unsigned int v6981 = v64 + v6976;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6981 = v64 + v6976;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6982 = v6981 < v12;
         const unsigned int v6983 = v6386 + v6980;
         const bool v6984 = v6983 < v15;
         const bool v6985 = v6982 && v6984;
-        const unsigned int v6987 = v6981 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6987 = v6981 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6988 = v66 + v6987;
         const unsigned int v6989 = v6988 + v6386;
         const unsigned int v6990 = v6989 + v6980;
         const unsigned int v6991 = v6985 ? v6990 : v66;
-        const unsigned int v6993 = v6976 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6993 = v6976 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6994 = v6390 + v6993;
         const unsigned int v6995 = v6994 + v6980;
         iron_copy_async<16>(shm1 + (v6995 ^ (((v6995 >> 6u) & 7u) << 3u)), weight + v6991, v6985);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v7008 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v7014 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v7008 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v7014 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v6996 = v10; v6996 < v15; v6996 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v6996 = v10; v6996 < v15; v6996 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v6998 = v6996 >> 6u;
       const unsigned int v7000 = v6998 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7002 = v7000 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v7009 = v7002 + v7008;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v7002 = v7000 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v7009 = v7002 + v7008;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v273, shm0, v7009, 64u);
-      const unsigned int v7015 = v7002 + v7014;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v7015 = v7002 + v7014;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v275, shm1, v7015, 64u);
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v7022 = v7009 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v7022 = v7009 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v273, shm0, v7022, 64u);
-      const unsigned int v7028 = v7015 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v7028 = v7015 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v275, shm1, v7028, 64u);
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v7034 = v7009 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v7034 = v7009 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v273, shm0, v7034, 64u);
-      const unsigned int v7040 = v7015 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v7040 = v7015 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v275, shm1, v7040, 64u);
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v7046 = v7009 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v7046 = v7009 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v273, shm0, v7046, 64u);
-      const unsigned int v7052 = v7015 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v7052 = v7015 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v275, shm1, v7052, 64u);
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v7055 = v6996 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v7055 = v6996 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v7057 = v6998 + 2u;
       const unsigned int v7058 = v7057 % 3u;
       const bool v7059 = v7055 < v15;
       if (v7059) {
-        const unsigned int v7061 = v7058 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v7061 = v7058 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v87) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7070 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7070 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7071 = v7070 << 3u;
-          const unsigned int v7074 = v7055 + v7071;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7074 = v7055 + v7071;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7075 = v7074 < v15;
           const bool v7076 = v123 && v7075;
-          const unsigned int v7078 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7078 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7080 = v7078 + v7055;
           const unsigned int v7081 = v7080 + v7071;
           const unsigned int v7082 = v7076 ? v7081 : v10;
-          const unsigned int v7084 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7084 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7085 = v7061 + v7084;
           const unsigned int v7086 = v7085 + v7071;
           iron_copy_async<16>(shm0 + (v7086 ^ (((v7086 >> 6u) & 7u) << 3u)), x + v7082, v7076);
-          const unsigned int v7089 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7091 = v7089 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7094 = v7089 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7089 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7091 = v7089 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7094 = v7089 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7095 = v7094 << 3u;
-          const unsigned int v7096 = v60 + v7091;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7096 = v60 + v7091;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7097 = v7096 < v41;
           const unsigned int v7098 = v7055 + v7095;
           const bool v7099 = v7098 < v15;
           const bool v7100 = v7097 && v7099;
-          const unsigned int v7102 = v7096 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7102 = v7096 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7104 = v7102 + v7055;
           const unsigned int v7105 = v7104 + v7095;
           const unsigned int v7106 = v7100 ? v7105 : v10;
-          const unsigned int v7108 = v7091 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7108 = v7091 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7109 = v7061 + v7108;
           const unsigned int v7110 = v7109 + v7095;
           iron_copy_async<16>(shm0 + (v7110 ^ (((v7110 >> 6u) & 7u) << 3u)), x + v7106, v7100);
-          const unsigned int v7113 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7115 = v7113 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7118 = v7113 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7113 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7115 = v7113 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7118 = v7113 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7119 = v7118 << 3u;
-          const unsigned int v7120 = v60 + v7115;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7120 = v60 + v7115;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7121 = v7120 < v41;
           const unsigned int v7122 = v7055 + v7119;
           const bool v7123 = v7122 < v15;
           const bool v7124 = v7121 && v7123;
-          const unsigned int v7126 = v7120 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7126 = v7120 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7128 = v7126 + v7055;
           const unsigned int v7129 = v7128 + v7119;
           const unsigned int v7130 = v7124 ? v7129 : v10;
-          const unsigned int v7132 = v7115 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7132 = v7115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7133 = v7061 + v7132;
           const unsigned int v7134 = v7133 + v7119;
           iron_copy_async<16>(shm0 + (v7134 ^ (((v7134 >> 6u) & 7u) << 3u)), x + v7130, v7124);
-          const unsigned int v7137 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7139 = v7137 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7142 = v7137 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7137 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7139 = v7137 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7142 = v7137 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7143 = v7142 << 3u;
-          const unsigned int v7144 = v60 + v7139;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7144 = v60 + v7139;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7145 = v7144 < v41;
           const unsigned int v7146 = v7055 + v7143;
           const bool v7147 = v7146 < v15;
           const bool v7148 = v7145 && v7147;
-          const unsigned int v7150 = v7144 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7150 = v7144 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7152 = v7150 + v7055;
           const unsigned int v7153 = v7152 + v7143;
           const unsigned int v7154 = v7148 ? v7153 : v10;
-          const unsigned int v7156 = v7139 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7156 = v7139 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7157 = v7061 + v7156;
           const unsigned int v7158 = v7157 + v7143;
           iron_copy_async<16>(shm0 + (v7158 ^ (((v7158 >> 6u) & 7u) << 3u)), x + v7154, v7148);
-          const unsigned int v7161 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7163 = v7161 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7166 = v7161 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7161 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7163 = v7161 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7166 = v7161 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7167 = v7166 << 3u;
-          const unsigned int v7168 = v60 + v7163;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7168 = v60 + v7163;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7169 = v7168 < v41;
           const unsigned int v7170 = v7055 + v7167;
           const bool v7171 = v7170 < v15;
           const bool v7172 = v7169 && v7171;
-          const unsigned int v7174 = v7168 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7174 = v7168 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7176 = v7174 + v7055;
           const unsigned int v7177 = v7176 + v7167;
           const unsigned int v7178 = v7172 ? v7177 : v10;
-          const unsigned int v7180 = v7163 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7180 = v7163 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7181 = v7061 + v7180;
           const unsigned int v7182 = v7181 + v7167;
           iron_copy_async<16>(shm0 + (v7182 ^ (((v7182 >> 6u) & 7u) << 3u)), x + v7178, v7172);
-          const unsigned int v7185 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7187 = v7185 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7190 = v7185 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7185 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7187 = v7185 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7190 = v7185 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7191 = v7190 << 3u;
-          const unsigned int v7192 = v60 + v7187;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7192 = v60 + v7187;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7193 = v7192 < v41;
           const unsigned int v7194 = v7055 + v7191;
           const bool v7195 = v7194 < v15;
           const bool v7196 = v7193 && v7195;
-          const unsigned int v7198 = v7192 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7198 = v7192 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7200 = v7198 + v7055;
           const unsigned int v7201 = v7200 + v7191;
           const unsigned int v7202 = v7196 ? v7201 : v10;
-          const unsigned int v7204 = v7187 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7204 = v7187 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7205 = v7061 + v7204;
           const unsigned int v7206 = v7205 + v7191;
           iron_copy_async<16>(shm0 + (v7206 ^ (((v7206 >> 6u) & 7u) << 3u)), x + v7202, v7196);
-          const unsigned int v7209 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7211 = v7209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7214 = v7209 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7209 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7211 = v7209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7214 = v7209 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7215 = v7214 << 3u;
-          const unsigned int v7216 = v60 + v7211;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7216 = v60 + v7211;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7217 = v7216 < v41;
           const unsigned int v7218 = v7055 + v7215;
           const bool v7219 = v7218 < v15;
           const bool v7220 = v7217 && v7219;
-          const unsigned int v7222 = v7216 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7222 = v7216 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7224 = v7222 + v7055;
           const unsigned int v7225 = v7224 + v7215;
           const unsigned int v7226 = v7220 ? v7225 : v10;
-          const unsigned int v7228 = v7211 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7228 = v7211 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7229 = v7061 + v7228;
           const unsigned int v7230 = v7229 + v7215;
           iron_copy_async<16>(shm0 + (v7230 ^ (((v7230 >> 6u) & 7u) << 3u)), x + v7226, v7220);
-          const unsigned int v7233 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7235 = v7233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7238 = v7233 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7233 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7235 = v7233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7238 = v7233 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7239 = v7238 << 3u;
-          const unsigned int v7240 = v60 + v7235;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7240 = v60 + v7235;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7241 = v7240 < v41;
           const unsigned int v7242 = v7055 + v7239;
           const bool v7243 = v7242 < v15;
           const bool v7244 = v7241 && v7243;
-          const unsigned int v7246 = v7240 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7246 = v7240 * v15;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7248 = v7246 + v7055;
           const unsigned int v7249 = v7248 + v7239;
           const unsigned int v7250 = v7244 ? v7249 : v10;
-          const unsigned int v7252 = v7235 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7252 = v7235 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7253 = v7061 + v7252;
           const unsigned int v7254 = v7253 + v7239;
           iron_copy_async<16>(shm0 + (v7254 ^ (((v7254 >> 6u) & 7u) << 3u)), x + v7250, v7244);
@@ -1262,165 +1262,165 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           const unsigned int v7472 = v7303 + 7168u;  // kernels/convolution/im2col_a.hpp:129
           iron_copy_async<16>(shm0 + (v7472 ^ (((v7472 >> 6u) & 7u) << 3u)), x + v7469, v7458);
         }
-        const unsigned int v7482 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7482 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7483 = v7482 << 3u;
-        const unsigned int v7484 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7484 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7485 = v7484 < v12;
         const unsigned int v7486 = v7055 + v7483;
         const bool v7487 = v7486 < v15;
         const bool v7488 = v7485 && v7487;
-        const unsigned int v7490 = v7484 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7490 = v7484 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7491 = v66 + v7490;
         const unsigned int v7492 = v7491 + v7055;
         const unsigned int v7493 = v7492 + v7483;
         const unsigned int v7494 = v7488 ? v7493 : v66;
-        const unsigned int v7496 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7496 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7497 = v7061 + v7496;
         const unsigned int v7498 = v7497 + v7483;
         iron_copy_async<16>(shm1 + (v7498 ^ (((v7498 >> 6u) & 7u) << 3u)), weight + v7494, v7488);
-        const unsigned int v7501 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7503 = v7501 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7506 = v7501 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7501 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7503 = v7501 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7506 = v7501 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7507 = v7506 << 3u;
-        const unsigned int v7508 = v64 + v7503;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7508 = v64 + v7503;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7509 = v7508 < v12;
         const unsigned int v7510 = v7055 + v7507;
         const bool v7511 = v7510 < v15;
         const bool v7512 = v7509 && v7511;
-        const unsigned int v7514 = v7508 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7514 = v7508 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7515 = v66 + v7514;
         const unsigned int v7516 = v7515 + v7055;
         const unsigned int v7517 = v7516 + v7507;
         const unsigned int v7518 = v7512 ? v7517 : v66;
-        const unsigned int v7520 = v7503 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7520 = v7503 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7521 = v7061 + v7520;
         const unsigned int v7522 = v7521 + v7507;
         iron_copy_async<16>(shm1 + (v7522 ^ (((v7522 >> 6u) & 7u) << 3u)), weight + v7518, v7512);
-        const unsigned int v7525 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7527 = v7525 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7530 = v7525 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7525 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7527 = v7525 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7530 = v7525 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7531 = v7530 << 3u;
-        const unsigned int v7532 = v64 + v7527;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7532 = v64 + v7527;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7533 = v7532 < v12;
         const unsigned int v7534 = v7055 + v7531;
         const bool v7535 = v7534 < v15;
         const bool v7536 = v7533 && v7535;
-        const unsigned int v7538 = v7532 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7538 = v7532 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7539 = v66 + v7538;
         const unsigned int v7540 = v7539 + v7055;
         const unsigned int v7541 = v7540 + v7531;
         const unsigned int v7542 = v7536 ? v7541 : v66;
-        const unsigned int v7544 = v7527 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7544 = v7527 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7545 = v7061 + v7544;
         const unsigned int v7546 = v7545 + v7531;
         iron_copy_async<16>(shm1 + (v7546 ^ (((v7546 >> 6u) & 7u) << 3u)), weight + v7542, v7536);
-        const unsigned int v7549 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7551 = v7549 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7554 = v7549 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7549 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7551 = v7549 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7554 = v7549 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7555 = v7554 << 3u;
-        const unsigned int v7556 = v64 + v7551;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7556 = v64 + v7551;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7557 = v7556 < v12;
         const unsigned int v7558 = v7055 + v7555;
         const bool v7559 = v7558 < v15;
         const bool v7560 = v7557 && v7559;
-        const unsigned int v7562 = v7556 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7562 = v7556 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7563 = v66 + v7562;
         const unsigned int v7564 = v7563 + v7055;
         const unsigned int v7565 = v7564 + v7555;
         const unsigned int v7566 = v7560 ? v7565 : v66;
-        const unsigned int v7568 = v7551 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7568 = v7551 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7569 = v7061 + v7568;
         const unsigned int v7570 = v7569 + v7555;
         iron_copy_async<16>(shm1 + (v7570 ^ (((v7570 >> 6u) & 7u) << 3u)), weight + v7566, v7560);
-        const unsigned int v7573 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7575 = v7573 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7578 = v7573 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7573 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7575 = v7573 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7578 = v7573 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7579 = v7578 << 3u;
-        const unsigned int v7580 = v64 + v7575;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7580 = v64 + v7575;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7581 = v7580 < v12;
         const unsigned int v7582 = v7055 + v7579;
         const bool v7583 = v7582 < v15;
         const bool v7584 = v7581 && v7583;
-        const unsigned int v7586 = v7580 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7586 = v7580 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7587 = v66 + v7586;
         const unsigned int v7588 = v7587 + v7055;
         const unsigned int v7589 = v7588 + v7579;
         const unsigned int v7590 = v7584 ? v7589 : v66;
-        const unsigned int v7592 = v7575 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7592 = v7575 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7593 = v7061 + v7592;
         const unsigned int v7594 = v7593 + v7579;
         iron_copy_async<16>(shm1 + (v7594 ^ (((v7594 >> 6u) & 7u) << 3u)), weight + v7590, v7584);
-        const unsigned int v7597 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7599 = v7597 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7602 = v7597 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7597 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7599 = v7597 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7602 = v7597 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7603 = v7602 << 3u;
-        const unsigned int v7604 = v64 + v7599;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7604 = v64 + v7599;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7605 = v7604 < v12;
         const unsigned int v7606 = v7055 + v7603;
         const bool v7607 = v7606 < v15;
         const bool v7608 = v7605 && v7607;
-        const unsigned int v7610 = v7604 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7610 = v7604 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7611 = v66 + v7610;
         const unsigned int v7612 = v7611 + v7055;
         const unsigned int v7613 = v7612 + v7603;
         const unsigned int v7614 = v7608 ? v7613 : v66;
-        const unsigned int v7616 = v7599 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7616 = v7599 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7617 = v7061 + v7616;
         const unsigned int v7618 = v7617 + v7603;
         iron_copy_async<16>(shm1 + (v7618 ^ (((v7618 >> 6u) & 7u) << 3u)), weight + v7614, v7608);
-        const unsigned int v7621 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7623 = v7621 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7626 = v7621 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7621 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7623 = v7621 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7626 = v7621 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7627 = v7626 << 3u;
-        const unsigned int v7628 = v64 + v7623;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7628 = v64 + v7623;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7629 = v7628 < v12;
         const unsigned int v7630 = v7055 + v7627;
         const bool v7631 = v7630 < v15;
         const bool v7632 = v7629 && v7631;
-        const unsigned int v7634 = v7628 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7634 = v7628 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7635 = v66 + v7634;
         const unsigned int v7636 = v7635 + v7055;
         const unsigned int v7637 = v7636 + v7627;
         const unsigned int v7638 = v7632 ? v7637 : v66;
-        const unsigned int v7640 = v7623 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7640 = v7623 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7641 = v7061 + v7640;
         const unsigned int v7642 = v7641 + v7627;
         iron_copy_async<16>(shm1 + (v7642 ^ (((v7642 >> 6u) & 7u) << 3u)), weight + v7638, v7632);
-        const unsigned int v7645 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7647 = v7645 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7650 = v7645 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7645 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7647 = v7645 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7650 = v7645 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7651 = v7650 << 3u;
-        const unsigned int v7652 = v64 + v7647;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7652 = v64 + v7647;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7653 = v7652 < v12;
         const unsigned int v7654 = v7055 + v7651;
         const bool v7655 = v7654 < v15;
         const bool v7656 = v7653 && v7655;
-        const unsigned int v7658 = v7652 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7658 = v7652 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7659 = v66 + v7658;
         const unsigned int v7660 = v7659 + v7055;
         const unsigned int v7661 = v7660 + v7651;
         const unsigned int v7662 = v7656 ? v7661 : v66;
-        const unsigned int v7664 = v7647 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7664 = v7647 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7665 = v7061 + v7664;
         const unsigned int v7666 = v7665 + v7651;
         iron_copy_async<16>(shm1 + (v7666 ^ (((v7666 >> 6u) & 7u) << 3u)), weight + v7662, v7656);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
     const unsigned int v964 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
     const unsigned int v1023 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1077 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1083 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1091 = v1077 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1097 = v1083 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1103 = v1077 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1109 = v1083 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1115 = v1077 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1121 = v1083 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1077 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1083 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1091 = v1077 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1097 = v1083 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1103 = v1077 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1109 = v1083 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1115 = v1077 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1121 = v1083 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v963 = v10; v963 < v15; v963 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (unsigned int v963 = v10; v963 < v15; v963 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (unsigned int v967 = v114; v967 < 8192u; v967 += v964) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v969 = v967 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v971 = v967 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -1470,46 +1470,46 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
         }
       }
 
-      for (unsigned int v1049 = v114; v1049 < 8192u; v1049 += v964) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1051 = v1049 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v1053 = v1049 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1054 = v64 + v1051;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v1049 = v114; v1049 < 8192u; v1049 += v964) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1051 = v1049 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1053 = v1049 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1054 = v64 + v1051;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v1055 = v1054 < v12;
         const unsigned int v1056 = v963 + v1053;
         const bool v1057 = v1056 < v15;
         const bool v1058 = v1055 && v1057;
         if (v1058) {
-          const unsigned int v1060 = v1054 * v15;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1060 = v1054 * v15;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v1061 = v66 + v1060;
           const unsigned int v1062 = v1061 + v963;
           const unsigned int v1063 = v1062 + v1053;
           const iron_bf16 v1064 = weight[v1063];
-          const unsigned int v1066 = v1051 << 6u;
+          const unsigned int v1066 = v1051 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v1067 = v1066 + v1053;
           shm1[(v1067 ^ (((v1067 >> 6u) & 7u) << 3u))] = v1064;
         } else {
-          const unsigned int v1069 = v1051 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1069 = v1051 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v1070 = v1069 + v1053;
           shm1[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1077, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1083, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1091, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1097, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1103, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1109, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1115, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1121, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1077, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1083, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1091, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1097, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1103, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1109, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1115, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1121, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v1122 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v1122 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v1123 = v60 + v265;
   const unsigned int v1127 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1128 = v1127 == v10;

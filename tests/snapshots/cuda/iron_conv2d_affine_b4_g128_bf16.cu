@@ -319,22 +319,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const unsigned int v42 = v41 + 1u;
   const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
   const unsigned int v44 = v43 * v30;
-  const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v47 = blockIdx.y;
   const unsigned int v48 = v47 * v45;
   const unsigned int v49 = v48 + v46;
-  const unsigned int v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v54 = v53 << 3u;
-  const unsigned int v56 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v56 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v57 = v56 - v54;
   const unsigned int v58 = min(v57, 8u);
-  const unsigned int v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v61 = v60 % v58;
   const unsigned int v62 = v54 + v61;
   const unsigned int v63 = v62 << 7u;
-  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
   const unsigned int v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:125
   const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
@@ -408,88 +408,88 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const unsigned int v186 = v178 ? v185 : 0u;
   const unsigned int v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v189 = v178 ? v188 : 0u;
-  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v194 = v193 << 6u;
-  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v198 = v197 << 6u;
-  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v200, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v202, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v204, iron_f32_to_bf16(0.0f));
   const unsigned int v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:249
-    for (unsigned int v7185 = 0u; v7185 < 2u; v7185 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v7185 = 0u; v7185 < 2u; v7185 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v7186 = v7185 << 5u;
       const bool v7188 = v7186 < v18;
       if (v7188) {
-        const unsigned int v7190 = v7185 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v7190 = v7185 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v85) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7199 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7199 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7200 = v7199 << 3u;
-          const unsigned int v7203 = v7186 + v7200;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7203 = v7186 + v7200;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7204 = v7203 < v18;
           const bool v7205 = v124 && v7204;
-          const unsigned int v7207 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7207 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7209 = v7207 + v7186;
           const unsigned int v7210 = v7209 + v7200;
           const unsigned int v7211 = v7205 ? v7210 : 0u;
-          const unsigned int v7213 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7213 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7214 = v7190 + v7213;
           const unsigned int v7215 = v7214 + v7200;
           iron_copy_async<16>(shm0 + v7215, x + v7211, v7205);
-          const unsigned int v7218 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7220 = v7218 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7223 = v7218 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7218 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7220 = v7218 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7223 = v7218 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7224 = v7223 << 3u;
-          const unsigned int v7225 = v63 + v7220;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7225 = v63 + v7220;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7226 = v7225 < v44;
           const unsigned int v7227 = v7186 + v7224;
           const bool v7228 = v7227 < v18;
           const bool v7229 = v7226 && v7228;
-          const unsigned int v7231 = v7225 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7231 = v7225 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7233 = v7231 + v7186;
           const unsigned int v7234 = v7233 + v7224;
           const unsigned int v7235 = v7229 ? v7234 : 0u;
-          const unsigned int v7237 = v7220 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7237 = v7220 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7238 = v7190 + v7237;
           const unsigned int v7239 = v7238 + v7224;
           iron_copy_async<16>(shm0 + v7239, x + v7235, v7229);
-          const unsigned int v7242 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7244 = v7242 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7247 = v7242 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7242 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7244 = v7242 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7247 = v7242 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7248 = v7247 << 3u;
-          const unsigned int v7249 = v63 + v7244;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7249 = v63 + v7244;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7250 = v7249 < v44;
           const unsigned int v7251 = v7186 + v7248;
           const bool v7252 = v7251 < v18;
           const bool v7253 = v7250 && v7252;
-          const unsigned int v7255 = v7249 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7255 = v7249 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7257 = v7255 + v7186;
           const unsigned int v7258 = v7257 + v7248;
           const unsigned int v7259 = v7253 ? v7258 : 0u;
-          const unsigned int v7261 = v7244 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7261 = v7244 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7262 = v7190 + v7261;
           const unsigned int v7263 = v7262 + v7248;
           iron_copy_async<16>(shm0 + v7263, x + v7259, v7253);
-          const unsigned int v7266 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7268 = v7266 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7271 = v7266 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7266 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7268 = v7266 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7271 = v7266 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7272 = v7271 << 3u;
-          const unsigned int v7273 = v63 + v7268;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7273 = v63 + v7268;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7274 = v7273 < v44;
           const unsigned int v7275 = v7186 + v7272;
           const bool v7276 = v7275 < v18;
           const bool v7277 = v7274 && v7276;
-          const unsigned int v7279 = v7273 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7279 = v7273 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7281 = v7279 + v7186;
           const unsigned int v7282 = v7281 + v7272;
           const unsigned int v7283 = v7277 ? v7282 : 0u;
-          const unsigned int v7285 = v7268 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7285 = v7268 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7286 = v7190 + v7285;
           const unsigned int v7287 = v7286 + v7272;
           iron_copy_async<16>(shm0 + v7287, x + v7283, v7277);
@@ -962,95 +962,95 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
         const unsigned int v8078 = v8077 + v7921;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v8078) = iron_bf16x8{{v8052, v8055, v8058, v8061, v8064, v8067, v8070, v8073}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v8092 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v8098 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v8092 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v8098 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v8080 = 0u; v8080 < v18; v8080 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v8080 = 0u; v8080 < v18; v8080 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v8082 = v8080 >> 5u;
       const unsigned int v8084 = v8082 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8086 = v8084 * 5120u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v8093 = v8086 + v8092;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v8086 = v8084 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v8093 = v8086 + v8092;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false>(v202, shm0, v8093, 40u);
-      const unsigned int v8099 = v8086 + v8098;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v8099 = v8086 + v8098;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true>(v204, shm1, v8099, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v8106 = v8093 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v8106 = v8093 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false>(v202, shm0, v8106, 40u);
-      const unsigned int v8112 = v8099 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v8112 = v8099 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true>(v204, shm1, v8112, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v8115 = v8080 + 64u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v8115 = v8080 + 64u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v8117 = v8082 + 2u;
       const unsigned int v8118 = v8117 % 3u;
       const bool v8119 = v8115 < v18;
       if (v8119) {
-        const unsigned int v8121 = v8118 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v8121 = v8118 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v85) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v8130 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8130 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8131 = v8130 << 3u;
-          const unsigned int v8134 = v8115 + v8131;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8134 = v8115 + v8131;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8135 = v8134 < v18;
           const bool v8136 = v124 && v8135;
-          const unsigned int v8138 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8138 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8140 = v8138 + v8115;
           const unsigned int v8141 = v8140 + v8131;
           const unsigned int v8142 = v8136 ? v8141 : 0u;
-          const unsigned int v8144 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8144 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8145 = v8121 + v8144;
           const unsigned int v8146 = v8145 + v8131;
           iron_copy_async<16>(shm0 + v8146, x + v8142, v8136);
-          const unsigned int v8149 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8151 = v8149 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8154 = v8149 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8149 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8151 = v8149 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8154 = v8149 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8155 = v8154 << 3u;
-          const unsigned int v8156 = v63 + v8151;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8156 = v63 + v8151;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8157 = v8156 < v44;
           const unsigned int v8158 = v8115 + v8155;
           const bool v8159 = v8158 < v18;
           const bool v8160 = v8157 && v8159;
-          const unsigned int v8162 = v8156 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8162 = v8156 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8164 = v8162 + v8115;
           const unsigned int v8165 = v8164 + v8155;
           const unsigned int v8166 = v8160 ? v8165 : 0u;
-          const unsigned int v8168 = v8151 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8168 = v8151 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8169 = v8121 + v8168;
           const unsigned int v8170 = v8169 + v8155;
           iron_copy_async<16>(shm0 + v8170, x + v8166, v8160);
-          const unsigned int v8173 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8175 = v8173 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8178 = v8173 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8173 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8175 = v8173 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8178 = v8173 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8179 = v8178 << 3u;
-          const unsigned int v8180 = v63 + v8175;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8180 = v63 + v8175;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8181 = v8180 < v44;
           const unsigned int v8182 = v8115 + v8179;
           const bool v8183 = v8182 < v18;
           const bool v8184 = v8181 && v8183;
-          const unsigned int v8186 = v8180 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8186 = v8180 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8188 = v8186 + v8115;
           const unsigned int v8189 = v8188 + v8179;
           const unsigned int v8190 = v8184 ? v8189 : 0u;
-          const unsigned int v8192 = v8175 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8192 = v8175 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8193 = v8121 + v8192;
           const unsigned int v8194 = v8193 + v8179;
           iron_copy_async<16>(shm0 + v8194, x + v8190, v8184);
-          const unsigned int v8197 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8199 = v8197 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8202 = v8197 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8197 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8199 = v8197 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8202 = v8197 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8203 = v8202 << 3u;
-          const unsigned int v8204 = v63 + v8199;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8204 = v63 + v8199;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8205 = v8204 < v44;
           const unsigned int v8206 = v8115 + v8203;
           const bool v8207 = v8206 < v18;
           const bool v8208 = v8205 && v8207;
-          const unsigned int v8210 = v8204 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8210 = v8204 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8212 = v8210 + v8115;
           const unsigned int v8213 = v8212 + v8203;
           const unsigned int v8214 = v8208 ? v8213 : 0u;
-          const unsigned int v8216 = v8199 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8216 = v8199 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8217 = v8121 + v8216;
           const unsigned int v8218 = v8217 + v8203;
           iron_copy_async<16>(shm0 + v8218, x + v8214, v8208);
@@ -1523,7 +1523,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
         const unsigned int v9009 = v9008 + v8852;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v9009) = iron_bf16x8{{v8983, v8986, v8989, v8992, v8995, v8998, v9001, v9004}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
@@ -1575,12 +1575,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
     const unsigned int v1764 = v1750 * v1262;  // kernels/gemm/quant_b.hpp:38
     const unsigned int v1892 = v1733 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1894 = v1892 + v1737;
-    const unsigned int v1901 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1907 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1915 = v1901 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1921 = v1907 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1901 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1907 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1915 = v1901 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1921 = v1907 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v1144 = 0u; v1144 < v18; v1144 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (unsigned int v1144 = 0u; v1144 < v18; v1144 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (unsigned int v1148 = v115; v1148 < 4096u; v1148 += v1145) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v1150 = v1148 >> 5u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v1152 = v1148 & 31u;  // kernels/convolution/im2col_a.hpp:157
@@ -1945,17 +1945,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
       const float v1888 = v1742 ? v1865 : 0.0f;
       const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1894) = iron_bf16x8{{v1868, v1871, v1874, v1877, v1880, v1883, v1886, v1889}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false>(v202, shm0, v1901, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true>(v204, shm1, v1907, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false>(v202, shm0, v1915, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true>(v204, shm1, v1921, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false>(v202, shm0, v1901, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true>(v204, shm1, v1907, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false>(v202, shm0, v1915, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true>(v204, shm1, v1921, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v1922 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v1922 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v1923 = v63 + v194;
   const unsigned int v1924 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
   const unsigned int v1927 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83

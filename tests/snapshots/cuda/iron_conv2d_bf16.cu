@@ -317,22 +317,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v42 = v41 + 1u;
   const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
   const unsigned int v44 = v43 * v30;
-  const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v47 = blockIdx.y;
   const unsigned int v48 = v47 * v45;
   const unsigned int v49 = v48 + v46;
-  const unsigned int v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v54 = v53 << 3u;
-  const unsigned int v56 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v56 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v57 = v56 - v54;
   const unsigned int v58 = min(v57, 8u);
-  const unsigned int v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v61 = v60 % v58;
   const unsigned int v62 = v54 + v61;
   const unsigned int v63 = v62 << 7u;
-  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
   const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const unsigned int v69 = v68 * v18;
@@ -466,164 +466,164 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v260 = v252 ? v259 : 0u;
   const unsigned int v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v263 = v252 ? v262 : 0u;
-  const unsigned int v264 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v264 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v268 = v267 << 6u;
-  const unsigned int v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v272 = v271 << 6u;
-  iron_frag<float, 2, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v274, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v276, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v278, iron_f32_to_bf16(0.0f));
   const unsigned int v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v282 = v281 == 0u;
   const unsigned int v286 = v16 & 7u;
   const bool v287 = v286 == 0u;
   const bool v288 = v282 && v287;
-  const unsigned int v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const unsigned int v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v292 = v291 == 0u;
   const unsigned int v295 = v69 & 7u;
   const bool v296 = v295 == 0u;
   const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
   if (v298) {
-    for (unsigned int v6388 = 0u; v6388 < 2u; v6388 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v6388 = 0u; v6388 < 2u; v6388 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v6389 = v6388 << 6u;
       const bool v6391 = v6389 < v18;
       if (v6391) {
-        const unsigned int v6393 = v6388 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v6393 = v6388 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v6402 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6402 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6403 = v6402 << 3u;
-          const unsigned int v6406 = v6389 + v6403;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6406 = v6389 + v6403;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6407 = v6406 < v18;
           const bool v6408 = v126 && v6407;
-          const unsigned int v6410 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6410 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6412 = v6410 + v6389;
           const unsigned int v6413 = v6412 + v6403;
           const unsigned int v6414 = v6408 ? v6413 : 0u;
-          const unsigned int v6416 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6416 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6417 = v6393 + v6416;
           const unsigned int v6418 = v6417 + v6403;
           iron_copy_async<16>(shm0 + (v6418 ^ (((v6418 >> 6u) & 7u) << 3u)), x + v6414, v6408);
-          const unsigned int v6421 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6423 = v6421 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6426 = v6421 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6421 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6423 = v6421 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6426 = v6421 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6427 = v6426 << 3u;
-          const unsigned int v6428 = v63 + v6423;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6428 = v63 + v6423;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6429 = v6428 < v44;
           const unsigned int v6430 = v6389 + v6427;
           const bool v6431 = v6430 < v18;
           const bool v6432 = v6429 && v6431;
-          const unsigned int v6434 = v6428 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6434 = v6428 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6436 = v6434 + v6389;
           const unsigned int v6437 = v6436 + v6427;
           const unsigned int v6438 = v6432 ? v6437 : 0u;
-          const unsigned int v6440 = v6423 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6440 = v6423 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6441 = v6393 + v6440;
           const unsigned int v6442 = v6441 + v6427;
           iron_copy_async<16>(shm0 + (v6442 ^ (((v6442 >> 6u) & 7u) << 3u)), x + v6438, v6432);
-          const unsigned int v6445 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6447 = v6445 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6450 = v6445 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6445 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6447 = v6445 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6450 = v6445 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6451 = v6450 << 3u;
-          const unsigned int v6452 = v63 + v6447;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6452 = v63 + v6447;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6453 = v6452 < v44;
           const unsigned int v6454 = v6389 + v6451;
           const bool v6455 = v6454 < v18;
           const bool v6456 = v6453 && v6455;
-          const unsigned int v6458 = v6452 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6458 = v6452 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6460 = v6458 + v6389;
           const unsigned int v6461 = v6460 + v6451;
           const unsigned int v6462 = v6456 ? v6461 : 0u;
-          const unsigned int v6464 = v6447 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6464 = v6447 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6465 = v6393 + v6464;
           const unsigned int v6466 = v6465 + v6451;
           iron_copy_async<16>(shm0 + (v6466 ^ (((v6466 >> 6u) & 7u) << 3u)), x + v6462, v6456);
-          const unsigned int v6469 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6471 = v6469 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6474 = v6469 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6469 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6471 = v6469 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6474 = v6469 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6475 = v6474 << 3u;
-          const unsigned int v6476 = v63 + v6471;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6476 = v63 + v6471;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6477 = v6476 < v44;
           const unsigned int v6478 = v6389 + v6475;
           const bool v6479 = v6478 < v18;
           const bool v6480 = v6477 && v6479;
-          const unsigned int v6482 = v6476 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6482 = v6476 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6484 = v6482 + v6389;
           const unsigned int v6485 = v6484 + v6475;
           const unsigned int v6486 = v6480 ? v6485 : 0u;
-          const unsigned int v6488 = v6471 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6488 = v6471 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6489 = v6393 + v6488;
           const unsigned int v6490 = v6489 + v6475;
           iron_copy_async<16>(shm0 + (v6490 ^ (((v6490 >> 6u) & 7u) << 3u)), x + v6486, v6480);
-          const unsigned int v6493 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6495 = v6493 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6498 = v6493 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6493 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6495 = v6493 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6498 = v6493 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6499 = v6498 << 3u;
-          const unsigned int v6500 = v63 + v6495;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6500 = v63 + v6495;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6501 = v6500 < v44;
           const unsigned int v6502 = v6389 + v6499;
           const bool v6503 = v6502 < v18;
           const bool v6504 = v6501 && v6503;
-          const unsigned int v6506 = v6500 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6506 = v6500 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6508 = v6506 + v6389;
           const unsigned int v6509 = v6508 + v6499;
           const unsigned int v6510 = v6504 ? v6509 : 0u;
-          const unsigned int v6512 = v6495 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6512 = v6495 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6513 = v6393 + v6512;
           const unsigned int v6514 = v6513 + v6499;
           iron_copy_async<16>(shm0 + (v6514 ^ (((v6514 >> 6u) & 7u) << 3u)), x + v6510, v6504);
-          const unsigned int v6517 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6519 = v6517 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6522 = v6517 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6517 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6519 = v6517 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6522 = v6517 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6523 = v6522 << 3u;
-          const unsigned int v6524 = v63 + v6519;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6524 = v63 + v6519;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6525 = v6524 < v44;
           const unsigned int v6526 = v6389 + v6523;
           const bool v6527 = v6526 < v18;
           const bool v6528 = v6525 && v6527;
-          const unsigned int v6530 = v6524 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6530 = v6524 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6532 = v6530 + v6389;
           const unsigned int v6533 = v6532 + v6523;
           const unsigned int v6534 = v6528 ? v6533 : 0u;
-          const unsigned int v6536 = v6519 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6536 = v6519 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6537 = v6393 + v6536;
           const unsigned int v6538 = v6537 + v6523;
           iron_copy_async<16>(shm0 + (v6538 ^ (((v6538 >> 6u) & 7u) << 3u)), x + v6534, v6528);
-          const unsigned int v6541 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6543 = v6541 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6546 = v6541 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6541 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6543 = v6541 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6546 = v6541 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6547 = v6546 << 3u;
-          const unsigned int v6548 = v63 + v6543;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6548 = v63 + v6543;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6549 = v6548 < v44;
           const unsigned int v6550 = v6389 + v6547;
           const bool v6551 = v6550 < v18;
           const bool v6552 = v6549 && v6551;
-          const unsigned int v6554 = v6548 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6554 = v6548 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6556 = v6554 + v6389;
           const unsigned int v6557 = v6556 + v6547;
           const unsigned int v6558 = v6552 ? v6557 : 0u;
-          const unsigned int v6560 = v6543 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6560 = v6543 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6561 = v6393 + v6560;
           const unsigned int v6562 = v6561 + v6547;
           iron_copy_async<16>(shm0 + (v6562 ^ (((v6562 >> 6u) & 7u) << 3u)), x + v6558, v6552);
-          const unsigned int v6565 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v6567 = v6565 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6570 = v6565 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6565 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6567 = v6565 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6570 = v6565 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6571 = v6570 << 3u;
-          const unsigned int v6572 = v63 + v6567;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6572 = v63 + v6567;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v6573 = v6572 < v44;
           const unsigned int v6574 = v6389 + v6571;
           const bool v6575 = v6574 < v18;
           const bool v6576 = v6573 && v6575;
-          const unsigned int v6578 = v6572 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v6578 = v6572 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v6580 = v6578 + v6389;
           const unsigned int v6581 = v6580 + v6571;
           const unsigned int v6582 = v6576 ? v6581 : 0u;
-          const unsigned int v6584 = v6567 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6584 = v6567 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v6585 = v6393 + v6584;
           const unsigned int v6586 = v6585 + v6571;
           iron_copy_async<16>(shm0 + (v6586 ^ (((v6586 >> 6u) & 7u) << 3u)), x + v6582, v6576);
@@ -821,316 +821,316 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           const unsigned int v6804 = v6635 + 7168u;  // kernels/convolution/im2col_a.hpp:129
           iron_copy_async<16>(shm0 + (v6804 ^ (((v6804 >> 6u) & 7u) << 3u)), x + v6801, v6790);
         }
-        const unsigned int v6814 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6814 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6815 = v6814 << 3u;
-        const unsigned int v6816 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6816 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6817 = v6816 < v15;
         const unsigned int v6818 = v6389 + v6815;
         const bool v6819 = v6818 < v18;
         const bool v6820 = v6817 && v6819;
-        const unsigned int v6822 = v6816 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6822 = v6816 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6823 = v69 + v6822;
         const unsigned int v6824 = v6823 + v6389;
         const unsigned int v6825 = v6824 + v6815;
         const unsigned int v6826 = v6820 ? v6825 : v69;
-        const unsigned int v6828 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6828 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6829 = v6393 + v6828;
         const unsigned int v6830 = v6829 + v6815;
         iron_copy_async<16>(shm1 + (v6830 ^ (((v6830 >> 6u) & 7u) << 3u)), weight + v6826, v6820);
-        const unsigned int v6833 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6835 = v6833 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6838 = v6833 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6833 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6835 = v6833 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6838 = v6833 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6839 = v6838 << 3u;
-        const unsigned int v6840 = v67 + v6835;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6840 = v67 + v6835;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6841 = v6840 < v15;
         const unsigned int v6842 = v6389 + v6839;
         const bool v6843 = v6842 < v18;
         const bool v6844 = v6841 && v6843;
-        const unsigned int v6846 = v6840 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6846 = v6840 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6847 = v69 + v6846;
         const unsigned int v6848 = v6847 + v6389;
         const unsigned int v6849 = v6848 + v6839;
         const unsigned int v6850 = v6844 ? v6849 : v69;
-        const unsigned int v6852 = v6835 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6852 = v6835 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6853 = v6393 + v6852;
         const unsigned int v6854 = v6853 + v6839;
         iron_copy_async<16>(shm1 + (v6854 ^ (((v6854 >> 6u) & 7u) << 3u)), weight + v6850, v6844);
-        const unsigned int v6857 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6859 = v6857 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6862 = v6857 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6857 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6859 = v6857 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6862 = v6857 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6863 = v6862 << 3u;
-        const unsigned int v6864 = v67 + v6859;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6864 = v67 + v6859;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6865 = v6864 < v15;
         const unsigned int v6866 = v6389 + v6863;
         const bool v6867 = v6866 < v18;
         const bool v6868 = v6865 && v6867;
-        const unsigned int v6870 = v6864 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6870 = v6864 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6871 = v69 + v6870;
         const unsigned int v6872 = v6871 + v6389;
         const unsigned int v6873 = v6872 + v6863;
         const unsigned int v6874 = v6868 ? v6873 : v69;
-        const unsigned int v6876 = v6859 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6876 = v6859 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6877 = v6393 + v6876;
         const unsigned int v6878 = v6877 + v6863;
         iron_copy_async<16>(shm1 + (v6878 ^ (((v6878 >> 6u) & 7u) << 3u)), weight + v6874, v6868);
-        const unsigned int v6881 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6883 = v6881 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6886 = v6881 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6881 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6883 = v6881 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6886 = v6881 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6887 = v6886 << 3u;
-        const unsigned int v6888 = v67 + v6883;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6888 = v67 + v6883;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6889 = v6888 < v15;
         const unsigned int v6890 = v6389 + v6887;
         const bool v6891 = v6890 < v18;
         const bool v6892 = v6889 && v6891;
-        const unsigned int v6894 = v6888 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6894 = v6888 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6895 = v69 + v6894;
         const unsigned int v6896 = v6895 + v6389;
         const unsigned int v6897 = v6896 + v6887;
         const unsigned int v6898 = v6892 ? v6897 : v69;
-        const unsigned int v6900 = v6883 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6900 = v6883 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6901 = v6393 + v6900;
         const unsigned int v6902 = v6901 + v6887;
         iron_copy_async<16>(shm1 + (v6902 ^ (((v6902 >> 6u) & 7u) << 3u)), weight + v6898, v6892);
-        const unsigned int v6905 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6907 = v6905 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6910 = v6905 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6905 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6907 = v6905 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6910 = v6905 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6911 = v6910 << 3u;
-        const unsigned int v6912 = v67 + v6907;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6912 = v67 + v6907;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6913 = v6912 < v15;
         const unsigned int v6914 = v6389 + v6911;
         const bool v6915 = v6914 < v18;
         const bool v6916 = v6913 && v6915;
-        const unsigned int v6918 = v6912 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6918 = v6912 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6919 = v69 + v6918;
         const unsigned int v6920 = v6919 + v6389;
         const unsigned int v6921 = v6920 + v6911;
         const unsigned int v6922 = v6916 ? v6921 : v69;
-        const unsigned int v6924 = v6907 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6924 = v6907 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6925 = v6393 + v6924;
         const unsigned int v6926 = v6925 + v6911;
         iron_copy_async<16>(shm1 + (v6926 ^ (((v6926 >> 6u) & 7u) << 3u)), weight + v6922, v6916);
-        const unsigned int v6929 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6931 = v6929 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6934 = v6929 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6929 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6931 = v6929 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6934 = v6929 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6935 = v6934 << 3u;
-        const unsigned int v6936 = v67 + v6931;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6936 = v67 + v6931;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6937 = v6936 < v15;
         const unsigned int v6938 = v6389 + v6935;
         const bool v6939 = v6938 < v18;
         const bool v6940 = v6937 && v6939;
-        const unsigned int v6942 = v6936 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6942 = v6936 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6943 = v69 + v6942;
         const unsigned int v6944 = v6943 + v6389;
         const unsigned int v6945 = v6944 + v6935;
         const unsigned int v6946 = v6940 ? v6945 : v69;
-        const unsigned int v6948 = v6931 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6948 = v6931 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6949 = v6393 + v6948;
         const unsigned int v6950 = v6949 + v6935;
         iron_copy_async<16>(shm1 + (v6950 ^ (((v6950 >> 6u) & 7u) << 3u)), weight + v6946, v6940);
-        const unsigned int v6953 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6955 = v6953 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6958 = v6953 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6953 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6955 = v6953 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6958 = v6953 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6959 = v6958 << 3u;
-        const unsigned int v6960 = v67 + v6955;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6960 = v67 + v6955;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6961 = v6960 < v15;
         const unsigned int v6962 = v6389 + v6959;
         const bool v6963 = v6962 < v18;
         const bool v6964 = v6961 && v6963;
-        const unsigned int v6966 = v6960 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6966 = v6960 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6967 = v69 + v6966;
         const unsigned int v6968 = v6967 + v6389;
         const unsigned int v6969 = v6968 + v6959;
         const unsigned int v6970 = v6964 ? v6969 : v69;
-        const unsigned int v6972 = v6955 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6972 = v6955 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6973 = v6393 + v6972;
         const unsigned int v6974 = v6973 + v6959;
         iron_copy_async<16>(shm1 + (v6974 ^ (((v6974 >> 6u) & 7u) << 3u)), weight + v6970, v6964);
-        const unsigned int v6977 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v6979 = v6977 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6982 = v6977 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6977 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6979 = v6977 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6982 = v6977 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v6983 = v6982 << 3u;
-        const unsigned int v6984 = v67 + v6979;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6984 = v67 + v6979;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6985 = v6984 < v15;
         const unsigned int v6986 = v6389 + v6983;
         const bool v6987 = v6986 < v18;
         const bool v6988 = v6985 && v6987;
-        const unsigned int v6990 = v6984 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v6990 = v6984 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v6991 = v69 + v6990;
         const unsigned int v6992 = v6991 + v6389;
         const unsigned int v6993 = v6992 + v6983;
         const unsigned int v6994 = v6988 ? v6993 : v69;
-        const unsigned int v6996 = v6979 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6996 = v6979 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v6997 = v6393 + v6996;
         const unsigned int v6998 = v6997 + v6983;
         iron_copy_async<16>(shm1 + (v6998 ^ (((v6998 >> 6u) & 7u) << 3u)), weight + v6994, v6988);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v7011 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v7017 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v7011 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v7017 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v6999 = 0u; v6999 < v18; v6999 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v6999 = 0u; v6999 < v18; v6999 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v7001 = v6999 >> 6u;
       const unsigned int v7003 = v7001 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7005 = v7003 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v7012 = v7005 + v7011;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v7005 = v7003 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v7012 = v7005 + v7011;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v7012, 64u);
-      const unsigned int v7018 = v7005 + v7017;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v7018 = v7005 + v7017;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v7018, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v7025 = v7012 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v7025 = v7012 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v7025, 64u);
-      const unsigned int v7031 = v7018 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v7031 = v7018 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v7031, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v7037 = v7012 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v7037 = v7012 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v7037, 64u);
-      const unsigned int v7043 = v7018 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v7043 = v7018 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v7043, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v7049 = v7012 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v7049 = v7012 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v7049, 64u);
-      const unsigned int v7055 = v7018 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v7055 = v7018 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v7055, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v7058 = v6999 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v7058 = v6999 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v7060 = v7001 + 2u;
       const unsigned int v7061 = v7060 % 3u;
       const bool v7062 = v7058 < v18;
       if (v7062) {
-        const unsigned int v7064 = v7061 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v7064 = v7061 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7073 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7073 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7074 = v7073 << 3u;
-          const unsigned int v7077 = v7058 + v7074;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7077 = v7058 + v7074;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7078 = v7077 < v18;
           const bool v7079 = v126 && v7078;
-          const unsigned int v7081 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7081 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7083 = v7081 + v7058;
           const unsigned int v7084 = v7083 + v7074;
           const unsigned int v7085 = v7079 ? v7084 : 0u;
-          const unsigned int v7087 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7087 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7088 = v7064 + v7087;
           const unsigned int v7089 = v7088 + v7074;
           iron_copy_async<16>(shm0 + (v7089 ^ (((v7089 >> 6u) & 7u) << 3u)), x + v7085, v7079);
-          const unsigned int v7092 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7094 = v7092 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7097 = v7092 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7092 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7094 = v7092 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7097 = v7092 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7098 = v7097 << 3u;
-          const unsigned int v7099 = v63 + v7094;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7099 = v63 + v7094;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7100 = v7099 < v44;
           const unsigned int v7101 = v7058 + v7098;
           const bool v7102 = v7101 < v18;
           const bool v7103 = v7100 && v7102;
-          const unsigned int v7105 = v7099 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7105 = v7099 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7107 = v7105 + v7058;
           const unsigned int v7108 = v7107 + v7098;
           const unsigned int v7109 = v7103 ? v7108 : 0u;
-          const unsigned int v7111 = v7094 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7111 = v7094 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7112 = v7064 + v7111;
           const unsigned int v7113 = v7112 + v7098;
           iron_copy_async<16>(shm0 + (v7113 ^ (((v7113 >> 6u) & 7u) << 3u)), x + v7109, v7103);
-          const unsigned int v7116 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7118 = v7116 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7121 = v7116 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7116 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7118 = v7116 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7121 = v7116 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7122 = v7121 << 3u;
-          const unsigned int v7123 = v63 + v7118;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7123 = v63 + v7118;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7124 = v7123 < v44;
           const unsigned int v7125 = v7058 + v7122;
           const bool v7126 = v7125 < v18;
           const bool v7127 = v7124 && v7126;
-          const unsigned int v7129 = v7123 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7129 = v7123 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7131 = v7129 + v7058;
           const unsigned int v7132 = v7131 + v7122;
           const unsigned int v7133 = v7127 ? v7132 : 0u;
-          const unsigned int v7135 = v7118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7135 = v7118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7136 = v7064 + v7135;
           const unsigned int v7137 = v7136 + v7122;
           iron_copy_async<16>(shm0 + (v7137 ^ (((v7137 >> 6u) & 7u) << 3u)), x + v7133, v7127);
-          const unsigned int v7140 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7142 = v7140 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7145 = v7140 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7140 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7142 = v7140 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7145 = v7140 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7146 = v7145 << 3u;
-          const unsigned int v7147 = v63 + v7142;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7147 = v63 + v7142;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7148 = v7147 < v44;
           const unsigned int v7149 = v7058 + v7146;
           const bool v7150 = v7149 < v18;
           const bool v7151 = v7148 && v7150;
-          const unsigned int v7153 = v7147 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7153 = v7147 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7155 = v7153 + v7058;
           const unsigned int v7156 = v7155 + v7146;
           const unsigned int v7157 = v7151 ? v7156 : 0u;
-          const unsigned int v7159 = v7142 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7159 = v7142 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7160 = v7064 + v7159;
           const unsigned int v7161 = v7160 + v7146;
           iron_copy_async<16>(shm0 + (v7161 ^ (((v7161 >> 6u) & 7u) << 3u)), x + v7157, v7151);
-          const unsigned int v7164 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7166 = v7164 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7169 = v7164 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7164 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7166 = v7164 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7169 = v7164 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7170 = v7169 << 3u;
-          const unsigned int v7171 = v63 + v7166;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7171 = v63 + v7166;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7172 = v7171 < v44;
           const unsigned int v7173 = v7058 + v7170;
           const bool v7174 = v7173 < v18;
           const bool v7175 = v7172 && v7174;
-          const unsigned int v7177 = v7171 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7177 = v7171 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7179 = v7177 + v7058;
           const unsigned int v7180 = v7179 + v7170;
           const unsigned int v7181 = v7175 ? v7180 : 0u;
-          const unsigned int v7183 = v7166 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7183 = v7166 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7184 = v7064 + v7183;
           const unsigned int v7185 = v7184 + v7170;
           iron_copy_async<16>(shm0 + (v7185 ^ (((v7185 >> 6u) & 7u) << 3u)), x + v7181, v7175);
-          const unsigned int v7188 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7190 = v7188 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7193 = v7188 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7188 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7190 = v7188 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7193 = v7188 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7194 = v7193 << 3u;
-          const unsigned int v7195 = v63 + v7190;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7195 = v63 + v7190;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7196 = v7195 < v44;
           const unsigned int v7197 = v7058 + v7194;
           const bool v7198 = v7197 < v18;
           const bool v7199 = v7196 && v7198;
-          const unsigned int v7201 = v7195 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7201 = v7195 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7203 = v7201 + v7058;
           const unsigned int v7204 = v7203 + v7194;
           const unsigned int v7205 = v7199 ? v7204 : 0u;
-          const unsigned int v7207 = v7190 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7207 = v7190 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7208 = v7064 + v7207;
           const unsigned int v7209 = v7208 + v7194;
           iron_copy_async<16>(shm0 + (v7209 ^ (((v7209 >> 6u) & 7u) << 3u)), x + v7205, v7199);
-          const unsigned int v7212 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7214 = v7212 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7217 = v7212 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7212 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7214 = v7212 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7217 = v7212 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7218 = v7217 << 3u;
-          const unsigned int v7219 = v63 + v7214;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7219 = v63 + v7214;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7220 = v7219 < v44;
           const unsigned int v7221 = v7058 + v7218;
           const bool v7222 = v7221 < v18;
           const bool v7223 = v7220 && v7222;
-          const unsigned int v7225 = v7219 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7225 = v7219 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7227 = v7225 + v7058;
           const unsigned int v7228 = v7227 + v7218;
           const unsigned int v7229 = v7223 ? v7228 : 0u;
-          const unsigned int v7231 = v7214 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7231 = v7214 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7232 = v7064 + v7231;
           const unsigned int v7233 = v7232 + v7218;
           iron_copy_async<16>(shm0 + (v7233 ^ (((v7233 >> 6u) & 7u) << 3u)), x + v7229, v7223);
-          const unsigned int v7236 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7238 = v7236 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7241 = v7236 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7236 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7238 = v7236 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7241 = v7236 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7242 = v7241 << 3u;
-          const unsigned int v7243 = v63 + v7238;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7243 = v63 + v7238;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7244 = v7243 < v44;
           const unsigned int v7245 = v7058 + v7242;
           const bool v7246 = v7245 < v18;
           const bool v7247 = v7244 && v7246;
-          const unsigned int v7249 = v7243 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7249 = v7243 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7251 = v7249 + v7058;
           const unsigned int v7252 = v7251 + v7242;
           const unsigned int v7253 = v7247 ? v7252 : 0u;
-          const unsigned int v7255 = v7238 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7255 = v7238 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7256 = v7064 + v7255;
           const unsigned int v7257 = v7256 + v7242;
           iron_copy_async<16>(shm0 + (v7257 ^ (((v7257 >> 6u) & 7u) << 3u)), x + v7253, v7247);
@@ -1328,165 +1328,165 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           const unsigned int v7475 = v7306 + 7168u;  // kernels/convolution/im2col_a.hpp:129
           iron_copy_async<16>(shm0 + (v7475 ^ (((v7475 >> 6u) & 7u) << 3u)), x + v7472, v7461);
         }
-        const unsigned int v7485 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7485 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7486 = v7485 << 3u;
-        const unsigned int v7487 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7487 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7488 = v7487 < v15;
         const unsigned int v7489 = v7058 + v7486;
         const bool v7490 = v7489 < v18;
         const bool v7491 = v7488 && v7490;
-        const unsigned int v7493 = v7487 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7493 = v7487 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7494 = v69 + v7493;
         const unsigned int v7495 = v7494 + v7058;
         const unsigned int v7496 = v7495 + v7486;
         const unsigned int v7497 = v7491 ? v7496 : v69;
-        const unsigned int v7499 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7499 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7500 = v7064 + v7499;
         const unsigned int v7501 = v7500 + v7486;
         iron_copy_async<16>(shm1 + (v7501 ^ (((v7501 >> 6u) & 7u) << 3u)), weight + v7497, v7491);
-        const unsigned int v7504 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7506 = v7504 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7509 = v7504 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7504 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7506 = v7504 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7509 = v7504 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7510 = v7509 << 3u;
-        const unsigned int v7511 = v67 + v7506;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7511 = v67 + v7506;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7512 = v7511 < v15;
         const unsigned int v7513 = v7058 + v7510;
         const bool v7514 = v7513 < v18;
         const bool v7515 = v7512 && v7514;
-        const unsigned int v7517 = v7511 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7517 = v7511 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7518 = v69 + v7517;
         const unsigned int v7519 = v7518 + v7058;
         const unsigned int v7520 = v7519 + v7510;
         const unsigned int v7521 = v7515 ? v7520 : v69;
-        const unsigned int v7523 = v7506 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7523 = v7506 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7524 = v7064 + v7523;
         const unsigned int v7525 = v7524 + v7510;
         iron_copy_async<16>(shm1 + (v7525 ^ (((v7525 >> 6u) & 7u) << 3u)), weight + v7521, v7515);
-        const unsigned int v7528 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7530 = v7528 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7533 = v7528 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7528 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7530 = v7528 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7533 = v7528 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7534 = v7533 << 3u;
-        const unsigned int v7535 = v67 + v7530;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7535 = v67 + v7530;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7536 = v7535 < v15;
         const unsigned int v7537 = v7058 + v7534;
         const bool v7538 = v7537 < v18;
         const bool v7539 = v7536 && v7538;
-        const unsigned int v7541 = v7535 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7541 = v7535 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7542 = v69 + v7541;
         const unsigned int v7543 = v7542 + v7058;
         const unsigned int v7544 = v7543 + v7534;
         const unsigned int v7545 = v7539 ? v7544 : v69;
-        const unsigned int v7547 = v7530 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7547 = v7530 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7548 = v7064 + v7547;
         const unsigned int v7549 = v7548 + v7534;
         iron_copy_async<16>(shm1 + (v7549 ^ (((v7549 >> 6u) & 7u) << 3u)), weight + v7545, v7539);
-        const unsigned int v7552 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7554 = v7552 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7557 = v7552 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7552 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7554 = v7552 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7557 = v7552 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7558 = v7557 << 3u;
-        const unsigned int v7559 = v67 + v7554;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7559 = v67 + v7554;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7560 = v7559 < v15;
         const unsigned int v7561 = v7058 + v7558;
         const bool v7562 = v7561 < v18;
         const bool v7563 = v7560 && v7562;
-        const unsigned int v7565 = v7559 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7565 = v7559 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7566 = v69 + v7565;
         const unsigned int v7567 = v7566 + v7058;
         const unsigned int v7568 = v7567 + v7558;
         const unsigned int v7569 = v7563 ? v7568 : v69;
-        const unsigned int v7571 = v7554 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7571 = v7554 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7572 = v7064 + v7571;
         const unsigned int v7573 = v7572 + v7558;
         iron_copy_async<16>(shm1 + (v7573 ^ (((v7573 >> 6u) & 7u) << 3u)), weight + v7569, v7563);
-        const unsigned int v7576 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7578 = v7576 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7581 = v7576 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7576 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7578 = v7576 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7581 = v7576 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7582 = v7581 << 3u;
-        const unsigned int v7583 = v67 + v7578;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7583 = v67 + v7578;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7584 = v7583 < v15;
         const unsigned int v7585 = v7058 + v7582;
         const bool v7586 = v7585 < v18;
         const bool v7587 = v7584 && v7586;
-        const unsigned int v7589 = v7583 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7589 = v7583 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7590 = v69 + v7589;
         const unsigned int v7591 = v7590 + v7058;
         const unsigned int v7592 = v7591 + v7582;
         const unsigned int v7593 = v7587 ? v7592 : v69;
-        const unsigned int v7595 = v7578 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7595 = v7578 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7596 = v7064 + v7595;
         const unsigned int v7597 = v7596 + v7582;
         iron_copy_async<16>(shm1 + (v7597 ^ (((v7597 >> 6u) & 7u) << 3u)), weight + v7593, v7587);
-        const unsigned int v7600 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7602 = v7600 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7605 = v7600 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7600 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7602 = v7600 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7605 = v7600 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7606 = v7605 << 3u;
-        const unsigned int v7607 = v67 + v7602;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7607 = v67 + v7602;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7608 = v7607 < v15;
         const unsigned int v7609 = v7058 + v7606;
         const bool v7610 = v7609 < v18;
         const bool v7611 = v7608 && v7610;
-        const unsigned int v7613 = v7607 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7613 = v7607 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7614 = v69 + v7613;
         const unsigned int v7615 = v7614 + v7058;
         const unsigned int v7616 = v7615 + v7606;
         const unsigned int v7617 = v7611 ? v7616 : v69;
-        const unsigned int v7619 = v7602 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7619 = v7602 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7620 = v7064 + v7619;
         const unsigned int v7621 = v7620 + v7606;
         iron_copy_async<16>(shm1 + (v7621 ^ (((v7621 >> 6u) & 7u) << 3u)), weight + v7617, v7611);
-        const unsigned int v7624 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7626 = v7624 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7629 = v7624 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7624 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7626 = v7624 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7629 = v7624 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7630 = v7629 << 3u;
-        const unsigned int v7631 = v67 + v7626;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7631 = v67 + v7626;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7632 = v7631 < v15;
         const unsigned int v7633 = v7058 + v7630;
         const bool v7634 = v7633 < v18;
         const bool v7635 = v7632 && v7634;
-        const unsigned int v7637 = v7631 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7637 = v7631 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7638 = v69 + v7637;
         const unsigned int v7639 = v7638 + v7058;
         const unsigned int v7640 = v7639 + v7630;
         const unsigned int v7641 = v7635 ? v7640 : v69;
-        const unsigned int v7643 = v7626 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7643 = v7626 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7644 = v7064 + v7643;
         const unsigned int v7645 = v7644 + v7630;
         iron_copy_async<16>(shm1 + (v7645 ^ (((v7645 >> 6u) & 7u) << 3u)), weight + v7641, v7635);
-        const unsigned int v7648 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7650 = v7648 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7653 = v7648 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7648 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7650 = v7648 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7653 = v7648 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7654 = v7653 << 3u;
-        const unsigned int v7655 = v67 + v7650;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7655 = v67 + v7650;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7656 = v7655 < v15;
         const unsigned int v7657 = v7058 + v7654;
         const bool v7658 = v7657 < v18;
         const bool v7659 = v7656 && v7658;
-        const unsigned int v7661 = v7655 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7661 = v7655 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7662 = v69 + v7661;
         const unsigned int v7663 = v7662 + v7058;
         const unsigned int v7664 = v7663 + v7654;
         const unsigned int v7665 = v7659 ? v7664 : v69;
-        const unsigned int v7667 = v7650 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7667 = v7650 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7668 = v7064 + v7667;
         const unsigned int v7669 = v7668 + v7654;
         iron_copy_async<16>(shm1 + (v7669 ^ (((v7669 >> 6u) & 7u) << 3u)), weight + v7665, v7659);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
     const unsigned int v967 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
     const unsigned int v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (unsigned int v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (unsigned int v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -1540,46 +1540,46 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
         }
       }
 
-      for (unsigned int v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v1058 = v1057 < v15;
         const unsigned int v1059 = v966 + v1056;
         const bool v1060 = v1059 < v18;
         const bool v1061 = v1058 && v1060;
         if (v1061) {
-          const unsigned int v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v1064 = v69 + v1063;
           const unsigned int v1065 = v1064 + v966;
           const unsigned int v1066 = v1065 + v1056;
           const iron_bf16 v1067 = weight[v1066];
-          const unsigned int v1069 = v1054 << 6u;
+          const unsigned int v1069 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v1070 = v1069 + v1056;
           shm1[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = v1067;
         } else {
-          const unsigned int v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v1073 = v1072 + v1056;
           shm1[(v1073 ^ (((v1073 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1080, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1086, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1094, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1100, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1112, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1118, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1080, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1086, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1094, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1100, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1112, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1118, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v1126 = v63 + v268;
   const unsigned int v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1131 = v1130 == 0u;

@@ -319,22 +319,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const unsigned int v42 = v41 + 1u;
   const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
   const unsigned int v44 = v43 * v30;
-  const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v47 = blockIdx.y;
   const unsigned int v48 = v47 * v45;
   const unsigned int v49 = v48 + v46;
-  const unsigned int v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v54 = v53 << 3u;
-  const unsigned int v56 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v56 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v57 = v56 - v54;
   const unsigned int v58 = min(v57, 8u);
-  const unsigned int v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v61 = v60 % v58;
   const unsigned int v62 = v54 + v61;
   const unsigned int v63 = v62 << 7u;
-  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
   const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const unsigned int v69 = v68 * v18;
@@ -468,164 +468,164 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const unsigned int v260 = v252 ? v259 : 0u;
   const unsigned int v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v263 = v252 ? v262 : 0u;
-  const unsigned int v264 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v264 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v268 = v267 << 6u;
-  const unsigned int v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v272 = v271 << 6u;
-  iron_frag<float, 2, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v274, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v276, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v278, iron_f32_to_bf16(0.0f));
   const unsigned int v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v282 = v281 == 0u;
   const unsigned int v286 = v16 & 7u;
   const bool v287 = v286 == 0u;
   const bool v288 = v282 && v287;
-  const unsigned int v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const unsigned int v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v292 = v291 == 0u;
   const unsigned int v295 = v69 & 7u;
   const bool v296 = v295 == 0u;
   const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
   if (v298) {
-    for (unsigned int v7540 = 0u; v7540 < 2u; v7540 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v7540 = 0u; v7540 < 2u; v7540 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v7541 = v7540 << 6u;
       const bool v7543 = v7541 < v18;
       if (v7543) {
-        const unsigned int v7545 = v7540 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v7545 = v7540 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7554 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7554 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7555 = v7554 << 3u;
-          const unsigned int v7558 = v7541 + v7555;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7558 = v7541 + v7555;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7559 = v7558 < v18;
           const bool v7560 = v126 && v7559;
-          const unsigned int v7562 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7562 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7564 = v7562 + v7541;
           const unsigned int v7565 = v7564 + v7555;
           const unsigned int v7566 = v7560 ? v7565 : 0u;
-          const unsigned int v7568 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7568 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7569 = v7545 + v7568;
           const unsigned int v7570 = v7569 + v7555;
           iron_copy_async<16>(shm0 + (v7570 ^ (((v7570 >> 6u) & 7u) << 3u)), x + v7566, v7560);
-          const unsigned int v7573 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7575 = v7573 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7578 = v7573 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7573 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7575 = v7573 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7578 = v7573 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7579 = v7578 << 3u;
-          const unsigned int v7580 = v63 + v7575;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7580 = v63 + v7575;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7581 = v7580 < v44;
           const unsigned int v7582 = v7541 + v7579;
           const bool v7583 = v7582 < v18;
           const bool v7584 = v7581 && v7583;
-          const unsigned int v7586 = v7580 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7586 = v7580 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7588 = v7586 + v7541;
           const unsigned int v7589 = v7588 + v7579;
           const unsigned int v7590 = v7584 ? v7589 : 0u;
-          const unsigned int v7592 = v7575 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7592 = v7575 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7593 = v7545 + v7592;
           const unsigned int v7594 = v7593 + v7579;
           iron_copy_async<16>(shm0 + (v7594 ^ (((v7594 >> 6u) & 7u) << 3u)), x + v7590, v7584);
-          const unsigned int v7597 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7599 = v7597 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7602 = v7597 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7597 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7599 = v7597 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7602 = v7597 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7603 = v7602 << 3u;
-          const unsigned int v7604 = v63 + v7599;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7604 = v63 + v7599;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7605 = v7604 < v44;
           const unsigned int v7606 = v7541 + v7603;
           const bool v7607 = v7606 < v18;
           const bool v7608 = v7605 && v7607;
-          const unsigned int v7610 = v7604 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7610 = v7604 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7612 = v7610 + v7541;
           const unsigned int v7613 = v7612 + v7603;
           const unsigned int v7614 = v7608 ? v7613 : 0u;
-          const unsigned int v7616 = v7599 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7616 = v7599 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7617 = v7545 + v7616;
           const unsigned int v7618 = v7617 + v7603;
           iron_copy_async<16>(shm0 + (v7618 ^ (((v7618 >> 6u) & 7u) << 3u)), x + v7614, v7608);
-          const unsigned int v7621 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7623 = v7621 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7626 = v7621 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7621 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7623 = v7621 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7626 = v7621 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7627 = v7626 << 3u;
-          const unsigned int v7628 = v63 + v7623;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7628 = v63 + v7623;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7629 = v7628 < v44;
           const unsigned int v7630 = v7541 + v7627;
           const bool v7631 = v7630 < v18;
           const bool v7632 = v7629 && v7631;
-          const unsigned int v7634 = v7628 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7634 = v7628 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7636 = v7634 + v7541;
           const unsigned int v7637 = v7636 + v7627;
           const unsigned int v7638 = v7632 ? v7637 : 0u;
-          const unsigned int v7640 = v7623 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7640 = v7623 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7641 = v7545 + v7640;
           const unsigned int v7642 = v7641 + v7627;
           iron_copy_async<16>(shm0 + (v7642 ^ (((v7642 >> 6u) & 7u) << 3u)), x + v7638, v7632);
-          const unsigned int v7645 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7647 = v7645 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7650 = v7645 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7645 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7647 = v7645 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7650 = v7645 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7651 = v7650 << 3u;
-          const unsigned int v7652 = v63 + v7647;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7652 = v63 + v7647;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7653 = v7652 < v44;
           const unsigned int v7654 = v7541 + v7651;
           const bool v7655 = v7654 < v18;
           const bool v7656 = v7653 && v7655;
-          const unsigned int v7658 = v7652 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7658 = v7652 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7660 = v7658 + v7541;
           const unsigned int v7661 = v7660 + v7651;
           const unsigned int v7662 = v7656 ? v7661 : 0u;
-          const unsigned int v7664 = v7647 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7664 = v7647 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7665 = v7545 + v7664;
           const unsigned int v7666 = v7665 + v7651;
           iron_copy_async<16>(shm0 + (v7666 ^ (((v7666 >> 6u) & 7u) << 3u)), x + v7662, v7656);
-          const unsigned int v7669 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7671 = v7669 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7674 = v7669 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7669 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7671 = v7669 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7674 = v7669 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7675 = v7674 << 3u;
-          const unsigned int v7676 = v63 + v7671;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7676 = v63 + v7671;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7677 = v7676 < v44;
           const unsigned int v7678 = v7541 + v7675;
           const bool v7679 = v7678 < v18;
           const bool v7680 = v7677 && v7679;
-          const unsigned int v7682 = v7676 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7682 = v7676 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7684 = v7682 + v7541;
           const unsigned int v7685 = v7684 + v7675;
           const unsigned int v7686 = v7680 ? v7685 : 0u;
-          const unsigned int v7688 = v7671 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7688 = v7671 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7689 = v7545 + v7688;
           const unsigned int v7690 = v7689 + v7675;
           iron_copy_async<16>(shm0 + (v7690 ^ (((v7690 >> 6u) & 7u) << 3u)), x + v7686, v7680);
-          const unsigned int v7693 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7695 = v7693 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7698 = v7693 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7693 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7695 = v7693 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7698 = v7693 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7699 = v7698 << 3u;
-          const unsigned int v7700 = v63 + v7695;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7700 = v63 + v7695;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7701 = v7700 < v44;
           const unsigned int v7702 = v7541 + v7699;
           const bool v7703 = v7702 < v18;
           const bool v7704 = v7701 && v7703;
-          const unsigned int v7706 = v7700 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7706 = v7700 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7708 = v7706 + v7541;
           const unsigned int v7709 = v7708 + v7699;
           const unsigned int v7710 = v7704 ? v7709 : 0u;
-          const unsigned int v7712 = v7695 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7712 = v7695 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7713 = v7545 + v7712;
           const unsigned int v7714 = v7713 + v7699;
           iron_copy_async<16>(shm0 + (v7714 ^ (((v7714 >> 6u) & 7u) << 3u)), x + v7710, v7704);
-          const unsigned int v7717 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7719 = v7717 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7722 = v7717 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7717 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7719 = v7717 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7722 = v7717 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7723 = v7722 << 3u;
-          const unsigned int v7724 = v63 + v7719;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7724 = v63 + v7719;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7725 = v7724 < v44;
           const unsigned int v7726 = v7541 + v7723;
           const bool v7727 = v7726 < v18;
           const bool v7728 = v7725 && v7727;
-          const unsigned int v7730 = v7724 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7730 = v7724 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7732 = v7730 + v7541;
           const unsigned int v7733 = v7732 + v7723;
           const unsigned int v7734 = v7728 ? v7733 : 0u;
-          const unsigned int v7736 = v7719 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7736 = v7719 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7737 = v7545 + v7736;
           const unsigned int v7738 = v7737 + v7723;
           iron_copy_async<16>(shm0 + (v7738 ^ (((v7738 >> 6u) & 7u) << 3u)), x + v7734, v7728);
@@ -823,316 +823,316 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const unsigned int v7956 = v7787 + 7168u;  // kernels/convolution/im2col_a.hpp:129
           iron_copy_async<16>(shm0 + (v7956 ^ (((v7956 >> 6u) & 7u) << 3u)), x + v7953, v7942);
         }
-        const unsigned int v7966 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7966 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7967 = v7966 << 3u;
-        const unsigned int v7968 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7968 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7969 = v7968 < v15;
         const unsigned int v7970 = v7541 + v7967;
         const bool v7971 = v7970 < v18;
         const bool v7972 = v7969 && v7971;
-        const unsigned int v7974 = v7968 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7974 = v7968 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7975 = v69 + v7974;
         const unsigned int v7976 = v7975 + v7541;
         const unsigned int v7977 = v7976 + v7967;
         const unsigned int v7978 = v7972 ? v7977 : v69;
-        const unsigned int v7980 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7980 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v7981 = v7545 + v7980;
         const unsigned int v7982 = v7981 + v7967;
         iron_copy_async<16>(shm1 + (v7982 ^ (((v7982 >> 6u) & 7u) << 3u)), weight + v7978, v7972);
-        const unsigned int v7985 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v7987 = v7985 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7990 = v7985 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7985 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7987 = v7985 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7990 = v7985 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v7991 = v7990 << 3u;
-        const unsigned int v7992 = v67 + v7987;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7992 = v67 + v7987;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7993 = v7992 < v15;
         const unsigned int v7994 = v7541 + v7991;
         const bool v7995 = v7994 < v18;
         const bool v7996 = v7993 && v7995;
-        const unsigned int v7998 = v7992 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v7998 = v7992 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v7999 = v69 + v7998;
         const unsigned int v8000 = v7999 + v7541;
         const unsigned int v8001 = v8000 + v7991;
         const unsigned int v8002 = v7996 ? v8001 : v69;
-        const unsigned int v8004 = v7987 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8004 = v7987 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8005 = v7545 + v8004;
         const unsigned int v8006 = v8005 + v7991;
         iron_copy_async<16>(shm1 + (v8006 ^ (((v8006 >> 6u) & 7u) << 3u)), weight + v8002, v7996);
-        const unsigned int v8009 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8011 = v8009 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8014 = v8009 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8009 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8011 = v8009 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8014 = v8009 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8015 = v8014 << 3u;
-        const unsigned int v8016 = v67 + v8011;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8016 = v67 + v8011;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8017 = v8016 < v15;
         const unsigned int v8018 = v7541 + v8015;
         const bool v8019 = v8018 < v18;
         const bool v8020 = v8017 && v8019;
-        const unsigned int v8022 = v8016 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8022 = v8016 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8023 = v69 + v8022;
         const unsigned int v8024 = v8023 + v7541;
         const unsigned int v8025 = v8024 + v8015;
         const unsigned int v8026 = v8020 ? v8025 : v69;
-        const unsigned int v8028 = v8011 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8028 = v8011 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8029 = v7545 + v8028;
         const unsigned int v8030 = v8029 + v8015;
         iron_copy_async<16>(shm1 + (v8030 ^ (((v8030 >> 6u) & 7u) << 3u)), weight + v8026, v8020);
-        const unsigned int v8033 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8035 = v8033 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8038 = v8033 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8033 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8035 = v8033 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8038 = v8033 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8039 = v8038 << 3u;
-        const unsigned int v8040 = v67 + v8035;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8040 = v67 + v8035;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8041 = v8040 < v15;
         const unsigned int v8042 = v7541 + v8039;
         const bool v8043 = v8042 < v18;
         const bool v8044 = v8041 && v8043;
-        const unsigned int v8046 = v8040 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8046 = v8040 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8047 = v69 + v8046;
         const unsigned int v8048 = v8047 + v7541;
         const unsigned int v8049 = v8048 + v8039;
         const unsigned int v8050 = v8044 ? v8049 : v69;
-        const unsigned int v8052 = v8035 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8052 = v8035 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8053 = v7545 + v8052;
         const unsigned int v8054 = v8053 + v8039;
         iron_copy_async<16>(shm1 + (v8054 ^ (((v8054 >> 6u) & 7u) << 3u)), weight + v8050, v8044);
-        const unsigned int v8057 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8059 = v8057 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8062 = v8057 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8057 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8059 = v8057 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8062 = v8057 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8063 = v8062 << 3u;
-        const unsigned int v8064 = v67 + v8059;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8064 = v67 + v8059;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8065 = v8064 < v15;
         const unsigned int v8066 = v7541 + v8063;
         const bool v8067 = v8066 < v18;
         const bool v8068 = v8065 && v8067;
-        const unsigned int v8070 = v8064 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8070 = v8064 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8071 = v69 + v8070;
         const unsigned int v8072 = v8071 + v7541;
         const unsigned int v8073 = v8072 + v8063;
         const unsigned int v8074 = v8068 ? v8073 : v69;
-        const unsigned int v8076 = v8059 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8076 = v8059 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8077 = v7545 + v8076;
         const unsigned int v8078 = v8077 + v8063;
         iron_copy_async<16>(shm1 + (v8078 ^ (((v8078 >> 6u) & 7u) << 3u)), weight + v8074, v8068);
-        const unsigned int v8081 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8083 = v8081 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8086 = v8081 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8081 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8083 = v8081 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8086 = v8081 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8087 = v8086 << 3u;
-        const unsigned int v8088 = v67 + v8083;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8088 = v67 + v8083;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8089 = v8088 < v15;
         const unsigned int v8090 = v7541 + v8087;
         const bool v8091 = v8090 < v18;
         const bool v8092 = v8089 && v8091;
-        const unsigned int v8094 = v8088 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8094 = v8088 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8095 = v69 + v8094;
         const unsigned int v8096 = v8095 + v7541;
         const unsigned int v8097 = v8096 + v8087;
         const unsigned int v8098 = v8092 ? v8097 : v69;
-        const unsigned int v8100 = v8083 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8100 = v8083 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8101 = v7545 + v8100;
         const unsigned int v8102 = v8101 + v8087;
         iron_copy_async<16>(shm1 + (v8102 ^ (((v8102 >> 6u) & 7u) << 3u)), weight + v8098, v8092);
-        const unsigned int v8105 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8107 = v8105 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8110 = v8105 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8105 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8107 = v8105 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8110 = v8105 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8111 = v8110 << 3u;
-        const unsigned int v8112 = v67 + v8107;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8112 = v67 + v8107;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8113 = v8112 < v15;
         const unsigned int v8114 = v7541 + v8111;
         const bool v8115 = v8114 < v18;
         const bool v8116 = v8113 && v8115;
-        const unsigned int v8118 = v8112 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8118 = v8112 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8119 = v69 + v8118;
         const unsigned int v8120 = v8119 + v7541;
         const unsigned int v8121 = v8120 + v8111;
         const unsigned int v8122 = v8116 ? v8121 : v69;
-        const unsigned int v8124 = v8107 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8124 = v8107 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8125 = v7545 + v8124;
         const unsigned int v8126 = v8125 + v8111;
         iron_copy_async<16>(shm1 + (v8126 ^ (((v8126 >> 6u) & 7u) << 3u)), weight + v8122, v8116);
-        const unsigned int v8129 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8131 = v8129 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8134 = v8129 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8129 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8131 = v8129 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8134 = v8129 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8135 = v8134 << 3u;
-        const unsigned int v8136 = v67 + v8131;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8136 = v67 + v8131;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8137 = v8136 < v15;
         const unsigned int v8138 = v7541 + v8135;
         const bool v8139 = v8138 < v18;
         const bool v8140 = v8137 && v8139;
-        const unsigned int v8142 = v8136 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8142 = v8136 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8143 = v69 + v8142;
         const unsigned int v8144 = v8143 + v7541;
         const unsigned int v8145 = v8144 + v8135;
         const unsigned int v8146 = v8140 ? v8145 : v69;
-        const unsigned int v8148 = v8131 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8148 = v8131 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8149 = v7545 + v8148;
         const unsigned int v8150 = v8149 + v8135;
         iron_copy_async<16>(shm1 + (v8150 ^ (((v8150 >> 6u) & 7u) << 3u)), weight + v8146, v8140);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v8163 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v8169 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v8163 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v8169 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v8151 = 0u; v8151 < v18; v8151 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v8151 = 0u; v8151 < v18; v8151 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v8153 = v8151 >> 6u;
       const unsigned int v8155 = v8153 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8157 = v8155 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v8164 = v8157 + v8163;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v8157 = v8155 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v8164 = v8157 + v8163;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v8164, 64u);
-      const unsigned int v8170 = v8157 + v8169;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v8170 = v8157 + v8169;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v8170, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v8177 = v8164 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v8177 = v8164 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v8177, 64u);
-      const unsigned int v8183 = v8170 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v8183 = v8170 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v8183, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v8189 = v8164 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v8189 = v8164 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v8189, 64u);
-      const unsigned int v8195 = v8170 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v8195 = v8170 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v8195, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v8201 = v8164 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v8201 = v8164 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v8201, 64u);
-      const unsigned int v8207 = v8170 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v8207 = v8170 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v8207, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v8210 = v8151 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v8210 = v8151 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v8212 = v8153 + 2u;
       const unsigned int v8213 = v8212 % 3u;
       const bool v8214 = v8210 < v18;
       if (v8214) {
-        const unsigned int v8216 = v8213 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v8216 = v8213 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v8225 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8225 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8226 = v8225 << 3u;
-          const unsigned int v8229 = v8210 + v8226;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8229 = v8210 + v8226;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8230 = v8229 < v18;
           const bool v8231 = v126 && v8230;
-          const unsigned int v8233 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8233 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8235 = v8233 + v8210;
           const unsigned int v8236 = v8235 + v8226;
           const unsigned int v8237 = v8231 ? v8236 : 0u;
-          const unsigned int v8239 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8239 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8240 = v8216 + v8239;
           const unsigned int v8241 = v8240 + v8226;
           iron_copy_async<16>(shm0 + (v8241 ^ (((v8241 >> 6u) & 7u) << 3u)), x + v8237, v8231);
-          const unsigned int v8244 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8246 = v8244 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8249 = v8244 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8244 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8246 = v8244 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8249 = v8244 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8250 = v8249 << 3u;
-          const unsigned int v8251 = v63 + v8246;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8251 = v63 + v8246;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8252 = v8251 < v44;
           const unsigned int v8253 = v8210 + v8250;
           const bool v8254 = v8253 < v18;
           const bool v8255 = v8252 && v8254;
-          const unsigned int v8257 = v8251 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8257 = v8251 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8259 = v8257 + v8210;
           const unsigned int v8260 = v8259 + v8250;
           const unsigned int v8261 = v8255 ? v8260 : 0u;
-          const unsigned int v8263 = v8246 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8263 = v8246 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8264 = v8216 + v8263;
           const unsigned int v8265 = v8264 + v8250;
           iron_copy_async<16>(shm0 + (v8265 ^ (((v8265 >> 6u) & 7u) << 3u)), x + v8261, v8255);
-          const unsigned int v8268 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8270 = v8268 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8273 = v8268 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8268 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8270 = v8268 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8273 = v8268 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8274 = v8273 << 3u;
-          const unsigned int v8275 = v63 + v8270;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8275 = v63 + v8270;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8276 = v8275 < v44;
           const unsigned int v8277 = v8210 + v8274;
           const bool v8278 = v8277 < v18;
           const bool v8279 = v8276 && v8278;
-          const unsigned int v8281 = v8275 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8281 = v8275 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8283 = v8281 + v8210;
           const unsigned int v8284 = v8283 + v8274;
           const unsigned int v8285 = v8279 ? v8284 : 0u;
-          const unsigned int v8287 = v8270 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8287 = v8270 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8288 = v8216 + v8287;
           const unsigned int v8289 = v8288 + v8274;
           iron_copy_async<16>(shm0 + (v8289 ^ (((v8289 >> 6u) & 7u) << 3u)), x + v8285, v8279);
-          const unsigned int v8292 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8294 = v8292 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8297 = v8292 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8292 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8294 = v8292 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8297 = v8292 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8298 = v8297 << 3u;
-          const unsigned int v8299 = v63 + v8294;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8299 = v63 + v8294;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8300 = v8299 < v44;
           const unsigned int v8301 = v8210 + v8298;
           const bool v8302 = v8301 < v18;
           const bool v8303 = v8300 && v8302;
-          const unsigned int v8305 = v8299 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8305 = v8299 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8307 = v8305 + v8210;
           const unsigned int v8308 = v8307 + v8298;
           const unsigned int v8309 = v8303 ? v8308 : 0u;
-          const unsigned int v8311 = v8294 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8311 = v8294 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8312 = v8216 + v8311;
           const unsigned int v8313 = v8312 + v8298;
           iron_copy_async<16>(shm0 + (v8313 ^ (((v8313 >> 6u) & 7u) << 3u)), x + v8309, v8303);
-          const unsigned int v8316 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8318 = v8316 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8321 = v8316 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8316 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8318 = v8316 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8321 = v8316 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8322 = v8321 << 3u;
-          const unsigned int v8323 = v63 + v8318;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8323 = v63 + v8318;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8324 = v8323 < v44;
           const unsigned int v8325 = v8210 + v8322;
           const bool v8326 = v8325 < v18;
           const bool v8327 = v8324 && v8326;
-          const unsigned int v8329 = v8323 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8329 = v8323 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8331 = v8329 + v8210;
           const unsigned int v8332 = v8331 + v8322;
           const unsigned int v8333 = v8327 ? v8332 : 0u;
-          const unsigned int v8335 = v8318 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8335 = v8318 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8336 = v8216 + v8335;
           const unsigned int v8337 = v8336 + v8322;
           iron_copy_async<16>(shm0 + (v8337 ^ (((v8337 >> 6u) & 7u) << 3u)), x + v8333, v8327);
-          const unsigned int v8340 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8342 = v8340 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8345 = v8340 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8340 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8342 = v8340 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8345 = v8340 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8346 = v8345 << 3u;
-          const unsigned int v8347 = v63 + v8342;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8347 = v63 + v8342;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8348 = v8347 < v44;
           const unsigned int v8349 = v8210 + v8346;
           const bool v8350 = v8349 < v18;
           const bool v8351 = v8348 && v8350;
-          const unsigned int v8353 = v8347 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8353 = v8347 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8355 = v8353 + v8210;
           const unsigned int v8356 = v8355 + v8346;
           const unsigned int v8357 = v8351 ? v8356 : 0u;
-          const unsigned int v8359 = v8342 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8359 = v8342 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8360 = v8216 + v8359;
           const unsigned int v8361 = v8360 + v8346;
           iron_copy_async<16>(shm0 + (v8361 ^ (((v8361 >> 6u) & 7u) << 3u)), x + v8357, v8351);
-          const unsigned int v8364 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8366 = v8364 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8369 = v8364 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8364 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8366 = v8364 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8369 = v8364 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8370 = v8369 << 3u;
-          const unsigned int v8371 = v63 + v8366;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8371 = v63 + v8366;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8372 = v8371 < v44;
           const unsigned int v8373 = v8210 + v8370;
           const bool v8374 = v8373 < v18;
           const bool v8375 = v8372 && v8374;
-          const unsigned int v8377 = v8371 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8377 = v8371 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8379 = v8377 + v8210;
           const unsigned int v8380 = v8379 + v8370;
           const unsigned int v8381 = v8375 ? v8380 : 0u;
-          const unsigned int v8383 = v8366 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8383 = v8366 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8384 = v8216 + v8383;
           const unsigned int v8385 = v8384 + v8370;
           iron_copy_async<16>(shm0 + (v8385 ^ (((v8385 >> 6u) & 7u) << 3u)), x + v8381, v8375);
-          const unsigned int v8388 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8390 = v8388 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8393 = v8388 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8388 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8390 = v8388 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8393 = v8388 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8394 = v8393 << 3u;
-          const unsigned int v8395 = v63 + v8390;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8395 = v63 + v8390;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8396 = v8395 < v44;
           const unsigned int v8397 = v8210 + v8394;
           const bool v8398 = v8397 < v18;
           const bool v8399 = v8396 && v8398;
-          const unsigned int v8401 = v8395 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8401 = v8395 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8403 = v8401 + v8210;
           const unsigned int v8404 = v8403 + v8394;
           const unsigned int v8405 = v8399 ? v8404 : 0u;
-          const unsigned int v8407 = v8390 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8407 = v8390 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8408 = v8216 + v8407;
           const unsigned int v8409 = v8408 + v8394;
           iron_copy_async<16>(shm0 + (v8409 ^ (((v8409 >> 6u) & 7u) << 3u)), x + v8405, v8399);
@@ -1330,165 +1330,165 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const unsigned int v8627 = v8458 + 7168u;  // kernels/convolution/im2col_a.hpp:129
           iron_copy_async<16>(shm0 + (v8627 ^ (((v8627 >> 6u) & 7u) << 3u)), x + v8624, v8613);
         }
-        const unsigned int v8637 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8637 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8638 = v8637 << 3u;
-        const unsigned int v8639 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8639 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8640 = v8639 < v15;
         const unsigned int v8641 = v8210 + v8638;
         const bool v8642 = v8641 < v18;
         const bool v8643 = v8640 && v8642;
-        const unsigned int v8645 = v8639 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8645 = v8639 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8646 = v69 + v8645;
         const unsigned int v8647 = v8646 + v8210;
         const unsigned int v8648 = v8647 + v8638;
         const unsigned int v8649 = v8643 ? v8648 : v69;
-        const unsigned int v8651 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8651 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8652 = v8216 + v8651;
         const unsigned int v8653 = v8652 + v8638;
         iron_copy_async<16>(shm1 + (v8653 ^ (((v8653 >> 6u) & 7u) << 3u)), weight + v8649, v8643);
-        const unsigned int v8656 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8658 = v8656 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8661 = v8656 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8656 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8658 = v8656 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8661 = v8656 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8662 = v8661 << 3u;
-        const unsigned int v8663 = v67 + v8658;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8663 = v67 + v8658;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8664 = v8663 < v15;
         const unsigned int v8665 = v8210 + v8662;
         const bool v8666 = v8665 < v18;
         const bool v8667 = v8664 && v8666;
-        const unsigned int v8669 = v8663 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8669 = v8663 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8670 = v69 + v8669;
         const unsigned int v8671 = v8670 + v8210;
         const unsigned int v8672 = v8671 + v8662;
         const unsigned int v8673 = v8667 ? v8672 : v69;
-        const unsigned int v8675 = v8658 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8675 = v8658 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8676 = v8216 + v8675;
         const unsigned int v8677 = v8676 + v8662;
         iron_copy_async<16>(shm1 + (v8677 ^ (((v8677 >> 6u) & 7u) << 3u)), weight + v8673, v8667);
-        const unsigned int v8680 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8682 = v8680 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8685 = v8680 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8680 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8682 = v8680 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8685 = v8680 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8686 = v8685 << 3u;
-        const unsigned int v8687 = v67 + v8682;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8687 = v67 + v8682;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8688 = v8687 < v15;
         const unsigned int v8689 = v8210 + v8686;
         const bool v8690 = v8689 < v18;
         const bool v8691 = v8688 && v8690;
-        const unsigned int v8693 = v8687 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8693 = v8687 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8694 = v69 + v8693;
         const unsigned int v8695 = v8694 + v8210;
         const unsigned int v8696 = v8695 + v8686;
         const unsigned int v8697 = v8691 ? v8696 : v69;
-        const unsigned int v8699 = v8682 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8699 = v8682 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8700 = v8216 + v8699;
         const unsigned int v8701 = v8700 + v8686;
         iron_copy_async<16>(shm1 + (v8701 ^ (((v8701 >> 6u) & 7u) << 3u)), weight + v8697, v8691);
-        const unsigned int v8704 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8706 = v8704 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8709 = v8704 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8704 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8706 = v8704 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8709 = v8704 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8710 = v8709 << 3u;
-        const unsigned int v8711 = v67 + v8706;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8711 = v67 + v8706;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8712 = v8711 < v15;
         const unsigned int v8713 = v8210 + v8710;
         const bool v8714 = v8713 < v18;
         const bool v8715 = v8712 && v8714;
-        const unsigned int v8717 = v8711 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8717 = v8711 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8718 = v69 + v8717;
         const unsigned int v8719 = v8718 + v8210;
         const unsigned int v8720 = v8719 + v8710;
         const unsigned int v8721 = v8715 ? v8720 : v69;
-        const unsigned int v8723 = v8706 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8723 = v8706 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8724 = v8216 + v8723;
         const unsigned int v8725 = v8724 + v8710;
         iron_copy_async<16>(shm1 + (v8725 ^ (((v8725 >> 6u) & 7u) << 3u)), weight + v8721, v8715);
-        const unsigned int v8728 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8730 = v8728 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8733 = v8728 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8728 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8730 = v8728 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8733 = v8728 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8734 = v8733 << 3u;
-        const unsigned int v8735 = v67 + v8730;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8735 = v67 + v8730;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8736 = v8735 < v15;
         const unsigned int v8737 = v8210 + v8734;
         const bool v8738 = v8737 < v18;
         const bool v8739 = v8736 && v8738;
-        const unsigned int v8741 = v8735 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8741 = v8735 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8742 = v69 + v8741;
         const unsigned int v8743 = v8742 + v8210;
         const unsigned int v8744 = v8743 + v8734;
         const unsigned int v8745 = v8739 ? v8744 : v69;
-        const unsigned int v8747 = v8730 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8747 = v8730 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8748 = v8216 + v8747;
         const unsigned int v8749 = v8748 + v8734;
         iron_copy_async<16>(shm1 + (v8749 ^ (((v8749 >> 6u) & 7u) << 3u)), weight + v8745, v8739);
-        const unsigned int v8752 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8754 = v8752 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8757 = v8752 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8752 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8754 = v8752 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8757 = v8752 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8758 = v8757 << 3u;
-        const unsigned int v8759 = v67 + v8754;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8759 = v67 + v8754;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8760 = v8759 < v15;
         const unsigned int v8761 = v8210 + v8758;
         const bool v8762 = v8761 < v18;
         const bool v8763 = v8760 && v8762;
-        const unsigned int v8765 = v8759 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8765 = v8759 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8766 = v69 + v8765;
         const unsigned int v8767 = v8766 + v8210;
         const unsigned int v8768 = v8767 + v8758;
         const unsigned int v8769 = v8763 ? v8768 : v69;
-        const unsigned int v8771 = v8754 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8771 = v8754 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8772 = v8216 + v8771;
         const unsigned int v8773 = v8772 + v8758;
         iron_copy_async<16>(shm1 + (v8773 ^ (((v8773 >> 6u) & 7u) << 3u)), weight + v8769, v8763);
-        const unsigned int v8776 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8778 = v8776 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8781 = v8776 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8776 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8778 = v8776 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8781 = v8776 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8782 = v8781 << 3u;
-        const unsigned int v8783 = v67 + v8778;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8783 = v67 + v8778;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8784 = v8783 < v15;
         const unsigned int v8785 = v8210 + v8782;
         const bool v8786 = v8785 < v18;
         const bool v8787 = v8784 && v8786;
-        const unsigned int v8789 = v8783 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8789 = v8783 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8790 = v69 + v8789;
         const unsigned int v8791 = v8790 + v8210;
         const unsigned int v8792 = v8791 + v8782;
         const unsigned int v8793 = v8787 ? v8792 : v69;
-        const unsigned int v8795 = v8778 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8795 = v8778 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8796 = v8216 + v8795;
         const unsigned int v8797 = v8796 + v8782;
         iron_copy_async<16>(shm1 + (v8797 ^ (((v8797 >> 6u) & 7u) << 3u)), weight + v8793, v8787);
-        const unsigned int v8800 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8802 = v8800 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8805 = v8800 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8800 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8802 = v8800 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8805 = v8800 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8806 = v8805 << 3u;
-        const unsigned int v8807 = v67 + v8802;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8807 = v67 + v8802;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8808 = v8807 < v15;
         const unsigned int v8809 = v8210 + v8806;
         const bool v8810 = v8809 < v18;
         const bool v8811 = v8808 && v8810;
-        const unsigned int v8813 = v8807 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8813 = v8807 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8814 = v69 + v8813;
         const unsigned int v8815 = v8814 + v8210;
         const unsigned int v8816 = v8815 + v8806;
         const unsigned int v8817 = v8811 ? v8816 : v69;
-        const unsigned int v8819 = v8802 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8819 = v8802 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8820 = v8216 + v8819;
         const unsigned int v8821 = v8820 + v8806;
         iron_copy_async<16>(shm1 + (v8821 ^ (((v8821 >> 6u) & 7u) << 3u)), weight + v8817, v8811);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
     const unsigned int v967 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
     const unsigned int v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (unsigned int v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (unsigned int v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -1542,46 +1542,46 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
         }
       }
 
-      for (unsigned int v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v1058 = v1057 < v15;
         const unsigned int v1059 = v966 + v1056;
         const bool v1060 = v1059 < v18;
         const bool v1061 = v1058 && v1060;
         if (v1061) {
-          const unsigned int v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v1064 = v69 + v1063;
           const unsigned int v1065 = v1064 + v966;
           const unsigned int v1066 = v1065 + v1056;
           const iron_bf16 v1067 = weight[v1066];
-          const unsigned int v1069 = v1054 << 6u;
+          const unsigned int v1069 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v1070 = v1069 + v1056;
           shm1[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = v1067;
         } else {
-          const unsigned int v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v1073 = v1072 + v1056;
           shm1[(v1073 ^ (((v1073 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1080, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1086, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1094, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1100, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1112, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1118, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1080, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1086, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1094, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1100, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1112, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1118, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v1126 = v63 + v268;
   const unsigned int v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1131 = v1130 == 0u;

@@ -319,22 +319,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v42 = v41 + 1u;
   const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
   const unsigned int v44 = v43 * v30;
-  const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v47 = blockIdx.y;
   const unsigned int v48 = v47 * v45;
   const unsigned int v49 = v48 + v46;
-  const unsigned int v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v54 = v53 << 3u;
-  const unsigned int v56 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v56 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v57 = v56 - v54;
   const unsigned int v58 = min(v57, 8u);
-  const unsigned int v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v61 = v60 % v58;
   const unsigned int v62 = v54 + v61;
   const unsigned int v63 = v62 << 7u;
-  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
   const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const unsigned int v69 = v68 * v18;
@@ -468,164 +468,164 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v260 = v252 ? v259 : 0u;
   const unsigned int v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v263 = v252 ? v262 : 0u;
-  const unsigned int v264 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v264 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v268 = v267 << 6u;
-  const unsigned int v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v272 = v271 << 6u;
-  iron_frag<float, 2, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v274, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v276, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v278, iron_f32_to_bf16(0.0f));
   const unsigned int v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v282 = v281 == 0u;
   const unsigned int v286 = v16 & 7u;
   const bool v287 = v286 == 0u;
   const bool v288 = v282 && v287;
-  const unsigned int v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const unsigned int v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v292 = v291 == 0u;
   const unsigned int v295 = v69 & 7u;
   const bool v296 = v295 == 0u;
   const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
   if (v298) {
-    for (unsigned int v8308 = 0u; v8308 < 2u; v8308 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v8308 = 0u; v8308 < 2u; v8308 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v8309 = v8308 << 6u;
       const bool v8311 = v8309 < v18;
       if (v8311) {
-        const unsigned int v8313 = v8308 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v8313 = v8308 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v8322 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8322 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8323 = v8322 << 3u;
-          const unsigned int v8326 = v8309 + v8323;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8326 = v8309 + v8323;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8327 = v8326 < v18;
           const bool v8328 = v126 && v8327;
-          const unsigned int v8330 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8330 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8332 = v8330 + v8309;
           const unsigned int v8333 = v8332 + v8323;
           const unsigned int v8334 = v8328 ? v8333 : 0u;
-          const unsigned int v8336 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8336 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8337 = v8313 + v8336;
           const unsigned int v8338 = v8337 + v8323;
           iron_copy_async<16>(shm0 + (v8338 ^ (((v8338 >> 6u) & 7u) << 3u)), x + v8334, v8328);
-          const unsigned int v8341 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8343 = v8341 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8346 = v8341 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8341 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8343 = v8341 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8346 = v8341 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8347 = v8346 << 3u;
-          const unsigned int v8348 = v63 + v8343;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8348 = v63 + v8343;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8349 = v8348 < v44;
           const unsigned int v8350 = v8309 + v8347;
           const bool v8351 = v8350 < v18;
           const bool v8352 = v8349 && v8351;
-          const unsigned int v8354 = v8348 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8354 = v8348 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8356 = v8354 + v8309;
           const unsigned int v8357 = v8356 + v8347;
           const unsigned int v8358 = v8352 ? v8357 : 0u;
-          const unsigned int v8360 = v8343 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8360 = v8343 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8361 = v8313 + v8360;
           const unsigned int v8362 = v8361 + v8347;
           iron_copy_async<16>(shm0 + (v8362 ^ (((v8362 >> 6u) & 7u) << 3u)), x + v8358, v8352);
-          const unsigned int v8365 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8367 = v8365 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8370 = v8365 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8365 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8367 = v8365 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8370 = v8365 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8371 = v8370 << 3u;
-          const unsigned int v8372 = v63 + v8367;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8372 = v63 + v8367;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8373 = v8372 < v44;
           const unsigned int v8374 = v8309 + v8371;
           const bool v8375 = v8374 < v18;
           const bool v8376 = v8373 && v8375;
-          const unsigned int v8378 = v8372 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8378 = v8372 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8380 = v8378 + v8309;
           const unsigned int v8381 = v8380 + v8371;
           const unsigned int v8382 = v8376 ? v8381 : 0u;
-          const unsigned int v8384 = v8367 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8384 = v8367 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8385 = v8313 + v8384;
           const unsigned int v8386 = v8385 + v8371;
           iron_copy_async<16>(shm0 + (v8386 ^ (((v8386 >> 6u) & 7u) << 3u)), x + v8382, v8376);
-          const unsigned int v8389 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8391 = v8389 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8394 = v8389 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8389 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8391 = v8389 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8394 = v8389 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8395 = v8394 << 3u;
-          const unsigned int v8396 = v63 + v8391;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8396 = v63 + v8391;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8397 = v8396 < v44;
           const unsigned int v8398 = v8309 + v8395;
           const bool v8399 = v8398 < v18;
           const bool v8400 = v8397 && v8399;
-          const unsigned int v8402 = v8396 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8402 = v8396 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8404 = v8402 + v8309;
           const unsigned int v8405 = v8404 + v8395;
           const unsigned int v8406 = v8400 ? v8405 : 0u;
-          const unsigned int v8408 = v8391 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8408 = v8391 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8409 = v8313 + v8408;
           const unsigned int v8410 = v8409 + v8395;
           iron_copy_async<16>(shm0 + (v8410 ^ (((v8410 >> 6u) & 7u) << 3u)), x + v8406, v8400);
-          const unsigned int v8413 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8415 = v8413 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8418 = v8413 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8413 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8415 = v8413 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8418 = v8413 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8419 = v8418 << 3u;
-          const unsigned int v8420 = v63 + v8415;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8420 = v63 + v8415;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8421 = v8420 < v44;
           const unsigned int v8422 = v8309 + v8419;
           const bool v8423 = v8422 < v18;
           const bool v8424 = v8421 && v8423;
-          const unsigned int v8426 = v8420 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8426 = v8420 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8428 = v8426 + v8309;
           const unsigned int v8429 = v8428 + v8419;
           const unsigned int v8430 = v8424 ? v8429 : 0u;
-          const unsigned int v8432 = v8415 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8432 = v8415 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8433 = v8313 + v8432;
           const unsigned int v8434 = v8433 + v8419;
           iron_copy_async<16>(shm0 + (v8434 ^ (((v8434 >> 6u) & 7u) << 3u)), x + v8430, v8424);
-          const unsigned int v8437 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8439 = v8437 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8442 = v8437 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8437 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8439 = v8437 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8442 = v8437 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8443 = v8442 << 3u;
-          const unsigned int v8444 = v63 + v8439;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8444 = v63 + v8439;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8445 = v8444 < v44;
           const unsigned int v8446 = v8309 + v8443;
           const bool v8447 = v8446 < v18;
           const bool v8448 = v8445 && v8447;
-          const unsigned int v8450 = v8444 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8450 = v8444 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8452 = v8450 + v8309;
           const unsigned int v8453 = v8452 + v8443;
           const unsigned int v8454 = v8448 ? v8453 : 0u;
-          const unsigned int v8456 = v8439 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8456 = v8439 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8457 = v8313 + v8456;
           const unsigned int v8458 = v8457 + v8443;
           iron_copy_async<16>(shm0 + (v8458 ^ (((v8458 >> 6u) & 7u) << 3u)), x + v8454, v8448);
-          const unsigned int v8461 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8463 = v8461 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8466 = v8461 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8461 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8463 = v8461 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8466 = v8461 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8467 = v8466 << 3u;
-          const unsigned int v8468 = v63 + v8463;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8468 = v63 + v8463;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8469 = v8468 < v44;
           const unsigned int v8470 = v8309 + v8467;
           const bool v8471 = v8470 < v18;
           const bool v8472 = v8469 && v8471;
-          const unsigned int v8474 = v8468 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8474 = v8468 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8476 = v8474 + v8309;
           const unsigned int v8477 = v8476 + v8467;
           const unsigned int v8478 = v8472 ? v8477 : 0u;
-          const unsigned int v8480 = v8463 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8480 = v8463 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8481 = v8313 + v8480;
           const unsigned int v8482 = v8481 + v8467;
           iron_copy_async<16>(shm0 + (v8482 ^ (((v8482 >> 6u) & 7u) << 3u)), x + v8478, v8472);
-          const unsigned int v8485 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v8487 = v8485 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8490 = v8485 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8485 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8487 = v8485 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8490 = v8485 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8491 = v8490 << 3u;
-          const unsigned int v8492 = v63 + v8487;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8492 = v63 + v8487;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8493 = v8492 < v44;
           const unsigned int v8494 = v8309 + v8491;
           const bool v8495 = v8494 < v18;
           const bool v8496 = v8493 && v8495;
-          const unsigned int v8498 = v8492 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8498 = v8492 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8500 = v8498 + v8309;
           const unsigned int v8501 = v8500 + v8491;
           const unsigned int v8502 = v8496 ? v8501 : 0u;
-          const unsigned int v8504 = v8487 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8504 = v8487 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8505 = v8313 + v8504;
           const unsigned int v8506 = v8505 + v8491;
           iron_copy_async<16>(shm0 + (v8506 ^ (((v8506 >> 6u) & 7u) << 3u)), x + v8502, v8496);
@@ -823,316 +823,316 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const unsigned int v8724 = v8555 + 7168u;  // kernels/convolution/im2col_a.hpp:129
           iron_copy_async<16>(shm0 + (v8724 ^ (((v8724 >> 6u) & 7u) << 3u)), x + v8721, v8710);
         }
-        const unsigned int v8734 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8734 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8735 = v8734 << 3u;
-        const unsigned int v8736 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8736 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8737 = v8736 < v15;
         const unsigned int v8738 = v8309 + v8735;
         const bool v8739 = v8738 < v18;
         const bool v8740 = v8737 && v8739;
-        const unsigned int v8742 = v8736 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8742 = v8736 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8743 = v69 + v8742;
         const unsigned int v8744 = v8743 + v8309;
         const unsigned int v8745 = v8744 + v8735;
         const unsigned int v8746 = v8740 ? v8745 : v69;
-        const unsigned int v8748 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8748 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8749 = v8313 + v8748;
         const unsigned int v8750 = v8749 + v8735;
         iron_copy_async<16>(shm1 + (v8750 ^ (((v8750 >> 6u) & 7u) << 3u)), weight + v8746, v8740);
-        const unsigned int v8753 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8755 = v8753 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8758 = v8753 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8753 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8755 = v8753 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8758 = v8753 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8759 = v8758 << 3u;
-        const unsigned int v8760 = v67 + v8755;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8760 = v67 + v8755;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8761 = v8760 < v15;
         const unsigned int v8762 = v8309 + v8759;
         const bool v8763 = v8762 < v18;
         const bool v8764 = v8761 && v8763;
-        const unsigned int v8766 = v8760 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8766 = v8760 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8767 = v69 + v8766;
         const unsigned int v8768 = v8767 + v8309;
         const unsigned int v8769 = v8768 + v8759;
         const unsigned int v8770 = v8764 ? v8769 : v69;
-        const unsigned int v8772 = v8755 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8772 = v8755 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8773 = v8313 + v8772;
         const unsigned int v8774 = v8773 + v8759;
         iron_copy_async<16>(shm1 + (v8774 ^ (((v8774 >> 6u) & 7u) << 3u)), weight + v8770, v8764);
-        const unsigned int v8777 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8779 = v8777 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8782 = v8777 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8777 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8779 = v8777 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8782 = v8777 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8783 = v8782 << 3u;
-        const unsigned int v8784 = v67 + v8779;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8784 = v67 + v8779;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8785 = v8784 < v15;
         const unsigned int v8786 = v8309 + v8783;
         const bool v8787 = v8786 < v18;
         const bool v8788 = v8785 && v8787;
-        const unsigned int v8790 = v8784 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8790 = v8784 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8791 = v69 + v8790;
         const unsigned int v8792 = v8791 + v8309;
         const unsigned int v8793 = v8792 + v8783;
         const unsigned int v8794 = v8788 ? v8793 : v69;
-        const unsigned int v8796 = v8779 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8796 = v8779 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8797 = v8313 + v8796;
         const unsigned int v8798 = v8797 + v8783;
         iron_copy_async<16>(shm1 + (v8798 ^ (((v8798 >> 6u) & 7u) << 3u)), weight + v8794, v8788);
-        const unsigned int v8801 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8803 = v8801 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8806 = v8801 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8801 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8803 = v8801 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8806 = v8801 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8807 = v8806 << 3u;
-        const unsigned int v8808 = v67 + v8803;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8808 = v67 + v8803;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8809 = v8808 < v15;
         const unsigned int v8810 = v8309 + v8807;
         const bool v8811 = v8810 < v18;
         const bool v8812 = v8809 && v8811;
-        const unsigned int v8814 = v8808 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8814 = v8808 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8815 = v69 + v8814;
         const unsigned int v8816 = v8815 + v8309;
         const unsigned int v8817 = v8816 + v8807;
         const unsigned int v8818 = v8812 ? v8817 : v69;
-        const unsigned int v8820 = v8803 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8820 = v8803 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8821 = v8313 + v8820;
         const unsigned int v8822 = v8821 + v8807;
         iron_copy_async<16>(shm1 + (v8822 ^ (((v8822 >> 6u) & 7u) << 3u)), weight + v8818, v8812);
-        const unsigned int v8825 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8827 = v8825 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8830 = v8825 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8825 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8827 = v8825 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8830 = v8825 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8831 = v8830 << 3u;
-        const unsigned int v8832 = v67 + v8827;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8832 = v67 + v8827;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8833 = v8832 < v15;
         const unsigned int v8834 = v8309 + v8831;
         const bool v8835 = v8834 < v18;
         const bool v8836 = v8833 && v8835;
-        const unsigned int v8838 = v8832 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8838 = v8832 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8839 = v69 + v8838;
         const unsigned int v8840 = v8839 + v8309;
         const unsigned int v8841 = v8840 + v8831;
         const unsigned int v8842 = v8836 ? v8841 : v69;
-        const unsigned int v8844 = v8827 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8844 = v8827 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8845 = v8313 + v8844;
         const unsigned int v8846 = v8845 + v8831;
         iron_copy_async<16>(shm1 + (v8846 ^ (((v8846 >> 6u) & 7u) << 3u)), weight + v8842, v8836);
-        const unsigned int v8849 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8851 = v8849 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8854 = v8849 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8849 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8851 = v8849 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8854 = v8849 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8855 = v8854 << 3u;
-        const unsigned int v8856 = v67 + v8851;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8856 = v67 + v8851;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8857 = v8856 < v15;
         const unsigned int v8858 = v8309 + v8855;
         const bool v8859 = v8858 < v18;
         const bool v8860 = v8857 && v8859;
-        const unsigned int v8862 = v8856 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8862 = v8856 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8863 = v69 + v8862;
         const unsigned int v8864 = v8863 + v8309;
         const unsigned int v8865 = v8864 + v8855;
         const unsigned int v8866 = v8860 ? v8865 : v69;
-        const unsigned int v8868 = v8851 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8868 = v8851 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8869 = v8313 + v8868;
         const unsigned int v8870 = v8869 + v8855;
         iron_copy_async<16>(shm1 + (v8870 ^ (((v8870 >> 6u) & 7u) << 3u)), weight + v8866, v8860);
-        const unsigned int v8873 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8875 = v8873 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8878 = v8873 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8873 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8875 = v8873 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8878 = v8873 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8879 = v8878 << 3u;
-        const unsigned int v8880 = v67 + v8875;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8880 = v67 + v8875;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8881 = v8880 < v15;
         const unsigned int v8882 = v8309 + v8879;
         const bool v8883 = v8882 < v18;
         const bool v8884 = v8881 && v8883;
-        const unsigned int v8886 = v8880 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8886 = v8880 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8887 = v69 + v8886;
         const unsigned int v8888 = v8887 + v8309;
         const unsigned int v8889 = v8888 + v8879;
         const unsigned int v8890 = v8884 ? v8889 : v69;
-        const unsigned int v8892 = v8875 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8892 = v8875 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8893 = v8313 + v8892;
         const unsigned int v8894 = v8893 + v8879;
         iron_copy_async<16>(shm1 + (v8894 ^ (((v8894 >> 6u) & 7u) << 3u)), weight + v8890, v8884);
-        const unsigned int v8897 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v8899 = v8897 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8902 = v8897 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8897 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8899 = v8897 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8902 = v8897 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v8903 = v8902 << 3u;
-        const unsigned int v8904 = v67 + v8899;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8904 = v67 + v8899;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8905 = v8904 < v15;
         const unsigned int v8906 = v8309 + v8903;
         const bool v8907 = v8906 < v18;
         const bool v8908 = v8905 && v8907;
-        const unsigned int v8910 = v8904 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v8910 = v8904 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v8911 = v69 + v8910;
         const unsigned int v8912 = v8911 + v8309;
         const unsigned int v8913 = v8912 + v8903;
         const unsigned int v8914 = v8908 ? v8913 : v69;
-        const unsigned int v8916 = v8899 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8916 = v8899 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v8917 = v8313 + v8916;
         const unsigned int v8918 = v8917 + v8903;
         iron_copy_async<16>(shm1 + (v8918 ^ (((v8918 >> 6u) & 7u) << 3u)), weight + v8914, v8908);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v8931 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v8937 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v8931 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v8937 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v8919 = 0u; v8919 < v18; v8919 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v8919 = 0u; v8919 < v18; v8919 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v8921 = v8919 >> 6u;
       const unsigned int v8923 = v8921 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8925 = v8923 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v8932 = v8925 + v8931;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v8925 = v8923 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v8932 = v8925 + v8931;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v8932, 64u);
-      const unsigned int v8938 = v8925 + v8937;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v8938 = v8925 + v8937;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v8938, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v8945 = v8932 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v8945 = v8932 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v8945, 64u);
-      const unsigned int v8951 = v8938 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v8951 = v8938 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v8951, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v8957 = v8932 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v8957 = v8932 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v8957, 64u);
-      const unsigned int v8963 = v8938 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v8963 = v8938 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v8963, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v8969 = v8932 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v8969 = v8932 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v8969, 64u);
-      const unsigned int v8975 = v8938 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v8975 = v8938 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v8975, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v8978 = v8919 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v8978 = v8919 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v8980 = v8921 + 2u;
       const unsigned int v8981 = v8980 % 3u;
       const bool v8982 = v8978 < v18;
       if (v8982) {
-        const unsigned int v8984 = v8981 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v8984 = v8981 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v8993 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8993 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8994 = v8993 << 3u;
-          const unsigned int v8997 = v8978 + v8994;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8997 = v8978 + v8994;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8998 = v8997 < v18;
           const bool v8999 = v126 && v8998;
-          const unsigned int v9001 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v9001 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v9003 = v9001 + v8978;
           const unsigned int v9004 = v9003 + v8994;
           const unsigned int v9005 = v8999 ? v9004 : 0u;
-          const unsigned int v9007 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v9007 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v9008 = v8984 + v9007;
           const unsigned int v9009 = v9008 + v8994;
           iron_copy_async<16>(shm0 + (v9009 ^ (((v9009 >> 6u) & 7u) << 3u)), x + v9005, v8999);
-          const unsigned int v9012 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v9014 = v9012 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9017 = v9012 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9012 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v9014 = v9012 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9017 = v9012 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v9018 = v9017 << 3u;
-          const unsigned int v9019 = v63 + v9014;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v9019 = v63 + v9014;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v9020 = v9019 < v44;
           const unsigned int v9021 = v8978 + v9018;
           const bool v9022 = v9021 < v18;
           const bool v9023 = v9020 && v9022;
-          const unsigned int v9025 = v9019 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v9025 = v9019 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v9027 = v9025 + v8978;
           const unsigned int v9028 = v9027 + v9018;
           const unsigned int v9029 = v9023 ? v9028 : 0u;
-          const unsigned int v9031 = v9014 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v9031 = v9014 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v9032 = v8984 + v9031;
           const unsigned int v9033 = v9032 + v9018;
           iron_copy_async<16>(shm0 + (v9033 ^ (((v9033 >> 6u) & 7u) << 3u)), x + v9029, v9023);
-          const unsigned int v9036 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v9038 = v9036 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9041 = v9036 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9036 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v9038 = v9036 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9041 = v9036 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v9042 = v9041 << 3u;
-          const unsigned int v9043 = v63 + v9038;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v9043 = v63 + v9038;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v9044 = v9043 < v44;
           const unsigned int v9045 = v8978 + v9042;
           const bool v9046 = v9045 < v18;
           const bool v9047 = v9044 && v9046;
-          const unsigned int v9049 = v9043 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v9049 = v9043 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v9051 = v9049 + v8978;
           const unsigned int v9052 = v9051 + v9042;
           const unsigned int v9053 = v9047 ? v9052 : 0u;
-          const unsigned int v9055 = v9038 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v9055 = v9038 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v9056 = v8984 + v9055;
           const unsigned int v9057 = v9056 + v9042;
           iron_copy_async<16>(shm0 + (v9057 ^ (((v9057 >> 6u) & 7u) << 3u)), x + v9053, v9047);
-          const unsigned int v9060 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v9062 = v9060 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9065 = v9060 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9060 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v9062 = v9060 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9065 = v9060 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v9066 = v9065 << 3u;
-          const unsigned int v9067 = v63 + v9062;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v9067 = v63 + v9062;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v9068 = v9067 < v44;
           const unsigned int v9069 = v8978 + v9066;
           const bool v9070 = v9069 < v18;
           const bool v9071 = v9068 && v9070;
-          const unsigned int v9073 = v9067 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v9073 = v9067 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v9075 = v9073 + v8978;
           const unsigned int v9076 = v9075 + v9066;
           const unsigned int v9077 = v9071 ? v9076 : 0u;
-          const unsigned int v9079 = v9062 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v9079 = v9062 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v9080 = v8984 + v9079;
           const unsigned int v9081 = v9080 + v9066;
           iron_copy_async<16>(shm0 + (v9081 ^ (((v9081 >> 6u) & 7u) << 3u)), x + v9077, v9071);
-          const unsigned int v9084 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v9086 = v9084 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9089 = v9084 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9084 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v9086 = v9084 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9089 = v9084 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v9090 = v9089 << 3u;
-          const unsigned int v9091 = v63 + v9086;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v9091 = v63 + v9086;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v9092 = v9091 < v44;
           const unsigned int v9093 = v8978 + v9090;
           const bool v9094 = v9093 < v18;
           const bool v9095 = v9092 && v9094;
-          const unsigned int v9097 = v9091 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v9097 = v9091 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v9099 = v9097 + v8978;
           const unsigned int v9100 = v9099 + v9090;
           const unsigned int v9101 = v9095 ? v9100 : 0u;
-          const unsigned int v9103 = v9086 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v9103 = v9086 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v9104 = v8984 + v9103;
           const unsigned int v9105 = v9104 + v9090;
           iron_copy_async<16>(shm0 + (v9105 ^ (((v9105 >> 6u) & 7u) << 3u)), x + v9101, v9095);
-          const unsigned int v9108 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v9110 = v9108 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9113 = v9108 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9108 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v9110 = v9108 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9113 = v9108 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v9114 = v9113 << 3u;
-          const unsigned int v9115 = v63 + v9110;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v9115 = v63 + v9110;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v9116 = v9115 < v44;
           const unsigned int v9117 = v8978 + v9114;
           const bool v9118 = v9117 < v18;
           const bool v9119 = v9116 && v9118;
-          const unsigned int v9121 = v9115 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v9121 = v9115 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v9123 = v9121 + v8978;
           const unsigned int v9124 = v9123 + v9114;
           const unsigned int v9125 = v9119 ? v9124 : 0u;
-          const unsigned int v9127 = v9110 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v9127 = v9110 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v9128 = v8984 + v9127;
           const unsigned int v9129 = v9128 + v9114;
           iron_copy_async<16>(shm0 + (v9129 ^ (((v9129 >> 6u) & 7u) << 3u)), x + v9125, v9119);
-          const unsigned int v9132 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v9134 = v9132 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9137 = v9132 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9132 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v9134 = v9132 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9137 = v9132 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v9138 = v9137 << 3u;
-          const unsigned int v9139 = v63 + v9134;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v9139 = v63 + v9134;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v9140 = v9139 < v44;
           const unsigned int v9141 = v8978 + v9138;
           const bool v9142 = v9141 < v18;
           const bool v9143 = v9140 && v9142;
-          const unsigned int v9145 = v9139 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v9145 = v9139 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v9147 = v9145 + v8978;
           const unsigned int v9148 = v9147 + v9138;
           const unsigned int v9149 = v9143 ? v9148 : 0u;
-          const unsigned int v9151 = v9134 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v9151 = v9134 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v9152 = v8984 + v9151;
           const unsigned int v9153 = v9152 + v9138;
           iron_copy_async<16>(shm0 + (v9153 ^ (((v9153 >> 6u) & 7u) << 3u)), x + v9149, v9143);
-          const unsigned int v9156 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v9158 = v9156 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9161 = v9156 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9156 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v9158 = v9156 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9161 = v9156 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v9162 = v9161 << 3u;
-          const unsigned int v9163 = v63 + v9158;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v9163 = v63 + v9158;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v9164 = v9163 < v44;
           const unsigned int v9165 = v8978 + v9162;
           const bool v9166 = v9165 < v18;
           const bool v9167 = v9164 && v9166;
-          const unsigned int v9169 = v9163 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v9169 = v9163 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v9171 = v9169 + v8978;
           const unsigned int v9172 = v9171 + v9162;
           const unsigned int v9173 = v9167 ? v9172 : 0u;
-          const unsigned int v9175 = v9158 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v9175 = v9158 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v9176 = v8984 + v9175;
           const unsigned int v9177 = v9176 + v9162;
           iron_copy_async<16>(shm0 + (v9177 ^ (((v9177 >> 6u) & 7u) << 3u)), x + v9173, v9167);
@@ -1330,165 +1330,165 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const unsigned int v9395 = v9226 + 7168u;  // kernels/convolution/im2col_a.hpp:129
           iron_copy_async<16>(shm0 + (v9395 ^ (((v9395 >> 6u) & 7u) << 3u)), x + v9392, v9381);
         }
-        const unsigned int v9405 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9405 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v9406 = v9405 << 3u;
-        const unsigned int v9407 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v9407 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v9408 = v9407 < v15;
         const unsigned int v9409 = v8978 + v9406;
         const bool v9410 = v9409 < v18;
         const bool v9411 = v9408 && v9410;
-        const unsigned int v9413 = v9407 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v9413 = v9407 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v9414 = v69 + v9413;
         const unsigned int v9415 = v9414 + v8978;
         const unsigned int v9416 = v9415 + v9406;
         const unsigned int v9417 = v9411 ? v9416 : v69;
-        const unsigned int v9419 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v9419 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v9420 = v8984 + v9419;
         const unsigned int v9421 = v9420 + v9406;
         iron_copy_async<16>(shm1 + (v9421 ^ (((v9421 >> 6u) & 7u) << 3u)), weight + v9417, v9411);
-        const unsigned int v9424 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v9426 = v9424 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9429 = v9424 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9424 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v9426 = v9424 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9429 = v9424 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v9430 = v9429 << 3u;
-        const unsigned int v9431 = v67 + v9426;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v9431 = v67 + v9426;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v9432 = v9431 < v15;
         const unsigned int v9433 = v8978 + v9430;
         const bool v9434 = v9433 < v18;
         const bool v9435 = v9432 && v9434;
-        const unsigned int v9437 = v9431 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v9437 = v9431 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v9438 = v69 + v9437;
         const unsigned int v9439 = v9438 + v8978;
         const unsigned int v9440 = v9439 + v9430;
         const unsigned int v9441 = v9435 ? v9440 : v69;
-        const unsigned int v9443 = v9426 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v9443 = v9426 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v9444 = v8984 + v9443;
         const unsigned int v9445 = v9444 + v9430;
         iron_copy_async<16>(shm1 + (v9445 ^ (((v9445 >> 6u) & 7u) << 3u)), weight + v9441, v9435);
-        const unsigned int v9448 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v9450 = v9448 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9453 = v9448 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9448 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v9450 = v9448 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9453 = v9448 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v9454 = v9453 << 3u;
-        const unsigned int v9455 = v67 + v9450;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v9455 = v67 + v9450;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v9456 = v9455 < v15;
         const unsigned int v9457 = v8978 + v9454;
         const bool v9458 = v9457 < v18;
         const bool v9459 = v9456 && v9458;
-        const unsigned int v9461 = v9455 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v9461 = v9455 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v9462 = v69 + v9461;
         const unsigned int v9463 = v9462 + v8978;
         const unsigned int v9464 = v9463 + v9454;
         const unsigned int v9465 = v9459 ? v9464 : v69;
-        const unsigned int v9467 = v9450 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v9467 = v9450 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v9468 = v8984 + v9467;
         const unsigned int v9469 = v9468 + v9454;
         iron_copy_async<16>(shm1 + (v9469 ^ (((v9469 >> 6u) & 7u) << 3u)), weight + v9465, v9459);
-        const unsigned int v9472 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v9474 = v9472 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9477 = v9472 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9472 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v9474 = v9472 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9477 = v9472 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v9478 = v9477 << 3u;
-        const unsigned int v9479 = v67 + v9474;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v9479 = v67 + v9474;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v9480 = v9479 < v15;
         const unsigned int v9481 = v8978 + v9478;
         const bool v9482 = v9481 < v18;
         const bool v9483 = v9480 && v9482;
-        const unsigned int v9485 = v9479 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v9485 = v9479 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v9486 = v69 + v9485;
         const unsigned int v9487 = v9486 + v8978;
         const unsigned int v9488 = v9487 + v9478;
         const unsigned int v9489 = v9483 ? v9488 : v69;
-        const unsigned int v9491 = v9474 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v9491 = v9474 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v9492 = v8984 + v9491;
         const unsigned int v9493 = v9492 + v9478;
         iron_copy_async<16>(shm1 + (v9493 ^ (((v9493 >> 6u) & 7u) << 3u)), weight + v9489, v9483);
-        const unsigned int v9496 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v9498 = v9496 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9501 = v9496 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9496 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v9498 = v9496 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9501 = v9496 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v9502 = v9501 << 3u;
-        const unsigned int v9503 = v67 + v9498;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v9503 = v67 + v9498;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v9504 = v9503 < v15;
         const unsigned int v9505 = v8978 + v9502;
         const bool v9506 = v9505 < v18;
         const bool v9507 = v9504 && v9506;
-        const unsigned int v9509 = v9503 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v9509 = v9503 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v9510 = v69 + v9509;
         const unsigned int v9511 = v9510 + v8978;
         const unsigned int v9512 = v9511 + v9502;
         const unsigned int v9513 = v9507 ? v9512 : v69;
-        const unsigned int v9515 = v9498 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v9515 = v9498 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v9516 = v8984 + v9515;
         const unsigned int v9517 = v9516 + v9502;
         iron_copy_async<16>(shm1 + (v9517 ^ (((v9517 >> 6u) & 7u) << 3u)), weight + v9513, v9507);
-        const unsigned int v9520 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v9522 = v9520 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9525 = v9520 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9520 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v9522 = v9520 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9525 = v9520 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v9526 = v9525 << 3u;
-        const unsigned int v9527 = v67 + v9522;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v9527 = v67 + v9522;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v9528 = v9527 < v15;
         const unsigned int v9529 = v8978 + v9526;
         const bool v9530 = v9529 < v18;
         const bool v9531 = v9528 && v9530;
-        const unsigned int v9533 = v9527 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v9533 = v9527 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v9534 = v69 + v9533;
         const unsigned int v9535 = v9534 + v8978;
         const unsigned int v9536 = v9535 + v9526;
         const unsigned int v9537 = v9531 ? v9536 : v69;
-        const unsigned int v9539 = v9522 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v9539 = v9522 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v9540 = v8984 + v9539;
         const unsigned int v9541 = v9540 + v9526;
         iron_copy_async<16>(shm1 + (v9541 ^ (((v9541 >> 6u) & 7u) << 3u)), weight + v9537, v9531);
-        const unsigned int v9544 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v9546 = v9544 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9549 = v9544 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9544 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v9546 = v9544 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9549 = v9544 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v9550 = v9549 << 3u;
-        const unsigned int v9551 = v67 + v9546;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v9551 = v67 + v9546;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v9552 = v9551 < v15;
         const unsigned int v9553 = v8978 + v9550;
         const bool v9554 = v9553 < v18;
         const bool v9555 = v9552 && v9554;
-        const unsigned int v9557 = v9551 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v9557 = v9551 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v9558 = v69 + v9557;
         const unsigned int v9559 = v9558 + v8978;
         const unsigned int v9560 = v9559 + v9550;
         const unsigned int v9561 = v9555 ? v9560 : v69;
-        const unsigned int v9563 = v9546 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v9563 = v9546 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v9564 = v8984 + v9563;
         const unsigned int v9565 = v9564 + v9550;
         iron_copy_async<16>(shm1 + (v9565 ^ (((v9565 >> 6u) & 7u) << 3u)), weight + v9561, v9555);
-        const unsigned int v9568 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v9570 = v9568 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9573 = v9568 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9568 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v9570 = v9568 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v9573 = v9568 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v9574 = v9573 << 3u;
-        const unsigned int v9575 = v67 + v9570;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v9575 = v67 + v9570;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v9576 = v9575 < v15;
         const unsigned int v9577 = v8978 + v9574;
         const bool v9578 = v9577 < v18;
         const bool v9579 = v9576 && v9578;
-        const unsigned int v9581 = v9575 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v9581 = v9575 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v9582 = v69 + v9581;
         const unsigned int v9583 = v9582 + v8978;
         const unsigned int v9584 = v9583 + v9574;
         const unsigned int v9585 = v9579 ? v9584 : v69;
-        const unsigned int v9587 = v9570 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v9587 = v9570 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v9588 = v8984 + v9587;
         const unsigned int v9589 = v9588 + v9574;
         iron_copy_async<16>(shm1 + (v9589 ^ (((v9589 >> 6u) & 7u) << 3u)), weight + v9585, v9579);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
     const unsigned int v967 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
     const unsigned int v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (unsigned int v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (unsigned int v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -1542,46 +1542,46 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
         }
       }
 
-      for (unsigned int v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v1058 = v1057 < v15;
         const unsigned int v1059 = v966 + v1056;
         const bool v1060 = v1059 < v18;
         const bool v1061 = v1058 && v1060;
         if (v1061) {
-          const unsigned int v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v1064 = v69 + v1063;
           const unsigned int v1065 = v1064 + v966;
           const unsigned int v1066 = v1065 + v1056;
           const iron_bf16 v1067 = weight[v1066];
-          const unsigned int v1069 = v1054 << 6u;
+          const unsigned int v1069 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v1070 = v1069 + v1056;
           shm1[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = v1067;
         } else {
-          const unsigned int v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v1073 = v1072 + v1056;
           shm1[(v1073 ^ (((v1073 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1080, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1086, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1094, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1100, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1112, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1118, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1080, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1086, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1094, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1100, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1112, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1118, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v1126 = v63 + v268;
   const unsigned int v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1131 = v1130 == 0u;

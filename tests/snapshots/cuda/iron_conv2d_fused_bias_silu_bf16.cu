@@ -335,22 +335,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   const unsigned int v42 = v41 + 1u;
   const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
   const unsigned int v44 = v43 * v30;
-  const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v47 = blockIdx.y;
   const unsigned int v48 = v47 * v45;
   const unsigned int v49 = v48 + v46;
-  const unsigned int v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v54 = v53 << 3u;
-  const unsigned int v56 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v56 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v57 = v56 - v54;
   const unsigned int v58 = min(v57, 8u);
-  const unsigned int v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v61 = v60 % v58;
   const unsigned int v62 = v54 + v61;
   const unsigned int v63 = v62 << 7u;
-  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
   const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const unsigned int v69 = v68 * v18;
@@ -484,164 +484,164 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   const unsigned int v260 = v252 ? v259 : 0u;
   const unsigned int v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v263 = v252 ? v262 : 0u;
-  const unsigned int v264 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v264 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v268 = v267 << 6u;
-  const unsigned int v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v272 = v271 << 6u;
-  iron_frag<float, 2, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v274, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v276, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v278, iron_f32_to_bf16(0.0f));
   const unsigned int v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v282 = v281 == 0u;
   const unsigned int v286 = v16 & 7u;
   const bool v287 = v286 == 0u;
   const bool v288 = v282 && v287;
-  const unsigned int v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const unsigned int v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v292 = v291 == 0u;
   const unsigned int v295 = v69 & 7u;
   const bool v296 = v295 == 0u;
   const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
   if (v298) {
-    for (unsigned int v10228 = 0u; v10228 < 2u; v10228 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v10228 = 0u; v10228 < 2u; v10228 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v10229 = v10228 << 6u;
       const bool v10231 = v10229 < v18;
       if (v10231) {
-        const unsigned int v10233 = v10228 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v10233 = v10228 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v10242 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10242 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10243 = v10242 << 3u;
-          const unsigned int v10246 = v10229 + v10243;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v10246 = v10229 + v10243;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v10247 = v10246 < v18;
           const bool v10248 = v126 && v10247;
-          const unsigned int v10250 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v10250 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v10252 = v10250 + v10229;
           const unsigned int v10253 = v10252 + v10243;
           const unsigned int v10254 = v10248 ? v10253 : 0u;
-          const unsigned int v10256 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v10256 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v10257 = v10233 + v10256;
           const unsigned int v10258 = v10257 + v10243;
           iron_copy_async<16>(shm0 + (v10258 ^ (((v10258 >> 6u) & 7u) << 3u)), x + v10254, v10248);
-          const unsigned int v10261 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v10263 = v10261 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v10266 = v10261 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10261 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v10263 = v10261 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10266 = v10261 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10267 = v10266 << 3u;
-          const unsigned int v10268 = v63 + v10263;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v10268 = v63 + v10263;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v10269 = v10268 < v44;
           const unsigned int v10270 = v10229 + v10267;
           const bool v10271 = v10270 < v18;
           const bool v10272 = v10269 && v10271;
-          const unsigned int v10274 = v10268 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v10274 = v10268 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v10276 = v10274 + v10229;
           const unsigned int v10277 = v10276 + v10267;
           const unsigned int v10278 = v10272 ? v10277 : 0u;
-          const unsigned int v10280 = v10263 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v10280 = v10263 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v10281 = v10233 + v10280;
           const unsigned int v10282 = v10281 + v10267;
           iron_copy_async<16>(shm0 + (v10282 ^ (((v10282 >> 6u) & 7u) << 3u)), x + v10278, v10272);
-          const unsigned int v10285 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v10287 = v10285 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v10290 = v10285 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10285 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v10287 = v10285 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10290 = v10285 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10291 = v10290 << 3u;
-          const unsigned int v10292 = v63 + v10287;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v10292 = v63 + v10287;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v10293 = v10292 < v44;
           const unsigned int v10294 = v10229 + v10291;
           const bool v10295 = v10294 < v18;
           const bool v10296 = v10293 && v10295;
-          const unsigned int v10298 = v10292 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v10298 = v10292 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v10300 = v10298 + v10229;
           const unsigned int v10301 = v10300 + v10291;
           const unsigned int v10302 = v10296 ? v10301 : 0u;
-          const unsigned int v10304 = v10287 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v10304 = v10287 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v10305 = v10233 + v10304;
           const unsigned int v10306 = v10305 + v10291;
           iron_copy_async<16>(shm0 + (v10306 ^ (((v10306 >> 6u) & 7u) << 3u)), x + v10302, v10296);
-          const unsigned int v10309 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v10311 = v10309 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v10314 = v10309 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10309 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v10311 = v10309 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10314 = v10309 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10315 = v10314 << 3u;
-          const unsigned int v10316 = v63 + v10311;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v10316 = v63 + v10311;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v10317 = v10316 < v44;
           const unsigned int v10318 = v10229 + v10315;
           const bool v10319 = v10318 < v18;
           const bool v10320 = v10317 && v10319;
-          const unsigned int v10322 = v10316 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v10322 = v10316 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v10324 = v10322 + v10229;
           const unsigned int v10325 = v10324 + v10315;
           const unsigned int v10326 = v10320 ? v10325 : 0u;
-          const unsigned int v10328 = v10311 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v10328 = v10311 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v10329 = v10233 + v10328;
           const unsigned int v10330 = v10329 + v10315;
           iron_copy_async<16>(shm0 + (v10330 ^ (((v10330 >> 6u) & 7u) << 3u)), x + v10326, v10320);
-          const unsigned int v10333 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v10335 = v10333 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v10338 = v10333 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10333 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v10335 = v10333 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10338 = v10333 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10339 = v10338 << 3u;
-          const unsigned int v10340 = v63 + v10335;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v10340 = v63 + v10335;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v10341 = v10340 < v44;
           const unsigned int v10342 = v10229 + v10339;
           const bool v10343 = v10342 < v18;
           const bool v10344 = v10341 && v10343;
-          const unsigned int v10346 = v10340 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v10346 = v10340 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v10348 = v10346 + v10229;
           const unsigned int v10349 = v10348 + v10339;
           const unsigned int v10350 = v10344 ? v10349 : 0u;
-          const unsigned int v10352 = v10335 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v10352 = v10335 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v10353 = v10233 + v10352;
           const unsigned int v10354 = v10353 + v10339;
           iron_copy_async<16>(shm0 + (v10354 ^ (((v10354 >> 6u) & 7u) << 3u)), x + v10350, v10344);
-          const unsigned int v10357 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v10359 = v10357 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v10362 = v10357 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10357 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v10359 = v10357 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10362 = v10357 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10363 = v10362 << 3u;
-          const unsigned int v10364 = v63 + v10359;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v10364 = v63 + v10359;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v10365 = v10364 < v44;
           const unsigned int v10366 = v10229 + v10363;
           const bool v10367 = v10366 < v18;
           const bool v10368 = v10365 && v10367;
-          const unsigned int v10370 = v10364 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v10370 = v10364 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v10372 = v10370 + v10229;
           const unsigned int v10373 = v10372 + v10363;
           const unsigned int v10374 = v10368 ? v10373 : 0u;
-          const unsigned int v10376 = v10359 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v10376 = v10359 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v10377 = v10233 + v10376;
           const unsigned int v10378 = v10377 + v10363;
           iron_copy_async<16>(shm0 + (v10378 ^ (((v10378 >> 6u) & 7u) << 3u)), x + v10374, v10368);
-          const unsigned int v10381 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v10383 = v10381 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v10386 = v10381 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10381 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v10383 = v10381 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10386 = v10381 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10387 = v10386 << 3u;
-          const unsigned int v10388 = v63 + v10383;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v10388 = v63 + v10383;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v10389 = v10388 < v44;
           const unsigned int v10390 = v10229 + v10387;
           const bool v10391 = v10390 < v18;
           const bool v10392 = v10389 && v10391;
-          const unsigned int v10394 = v10388 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v10394 = v10388 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v10396 = v10394 + v10229;
           const unsigned int v10397 = v10396 + v10387;
           const unsigned int v10398 = v10392 ? v10397 : 0u;
-          const unsigned int v10400 = v10383 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v10400 = v10383 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v10401 = v10233 + v10400;
           const unsigned int v10402 = v10401 + v10387;
           iron_copy_async<16>(shm0 + (v10402 ^ (((v10402 >> 6u) & 7u) << 3u)), x + v10398, v10392);
-          const unsigned int v10405 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v10407 = v10405 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v10410 = v10405 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10405 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v10407 = v10405 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10410 = v10405 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10411 = v10410 << 3u;
-          const unsigned int v10412 = v63 + v10407;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v10412 = v63 + v10407;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v10413 = v10412 < v44;
           const unsigned int v10414 = v10229 + v10411;
           const bool v10415 = v10414 < v18;
           const bool v10416 = v10413 && v10415;
-          const unsigned int v10418 = v10412 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v10418 = v10412 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v10420 = v10418 + v10229;
           const unsigned int v10421 = v10420 + v10411;
           const unsigned int v10422 = v10416 ? v10421 : 0u;
-          const unsigned int v10424 = v10407 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v10424 = v10407 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v10425 = v10233 + v10424;
           const unsigned int v10426 = v10425 + v10411;
           iron_copy_async<16>(shm0 + (v10426 ^ (((v10426 >> 6u) & 7u) << 3u)), x + v10422, v10416);
@@ -839,316 +839,316 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const unsigned int v10644 = v10475 + 7168u;  // kernels/convolution/im2col_a.hpp:129
           iron_copy_async<16>(shm0 + (v10644 ^ (((v10644 >> 6u) & 7u) << 3u)), x + v10641, v10630);
         }
-        const unsigned int v10654 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10654 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v10655 = v10654 << 3u;
-        const unsigned int v10656 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v10656 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10657 = v10656 < v15;
         const unsigned int v10658 = v10229 + v10655;
         const bool v10659 = v10658 < v18;
         const bool v10660 = v10657 && v10659;
-        const unsigned int v10662 = v10656 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v10662 = v10656 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v10663 = v69 + v10662;
         const unsigned int v10664 = v10663 + v10229;
         const unsigned int v10665 = v10664 + v10655;
         const unsigned int v10666 = v10660 ? v10665 : v69;
-        const unsigned int v10668 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v10668 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v10669 = v10233 + v10668;
         const unsigned int v10670 = v10669 + v10655;
         iron_copy_async<16>(shm1 + (v10670 ^ (((v10670 >> 6u) & 7u) << 3u)), weight + v10666, v10660);
-        const unsigned int v10673 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v10675 = v10673 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v10678 = v10673 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10673 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v10675 = v10673 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10678 = v10673 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v10679 = v10678 << 3u;
-        const unsigned int v10680 = v67 + v10675;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v10680 = v67 + v10675;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10681 = v10680 < v15;
         const unsigned int v10682 = v10229 + v10679;
         const bool v10683 = v10682 < v18;
         const bool v10684 = v10681 && v10683;
-        const unsigned int v10686 = v10680 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v10686 = v10680 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v10687 = v69 + v10686;
         const unsigned int v10688 = v10687 + v10229;
         const unsigned int v10689 = v10688 + v10679;
         const unsigned int v10690 = v10684 ? v10689 : v69;
-        const unsigned int v10692 = v10675 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v10692 = v10675 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v10693 = v10233 + v10692;
         const unsigned int v10694 = v10693 + v10679;
         iron_copy_async<16>(shm1 + (v10694 ^ (((v10694 >> 6u) & 7u) << 3u)), weight + v10690, v10684);
-        const unsigned int v10697 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v10699 = v10697 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v10702 = v10697 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10697 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v10699 = v10697 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10702 = v10697 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v10703 = v10702 << 3u;
-        const unsigned int v10704 = v67 + v10699;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v10704 = v67 + v10699;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10705 = v10704 < v15;
         const unsigned int v10706 = v10229 + v10703;
         const bool v10707 = v10706 < v18;
         const bool v10708 = v10705 && v10707;
-        const unsigned int v10710 = v10704 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v10710 = v10704 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v10711 = v69 + v10710;
         const unsigned int v10712 = v10711 + v10229;
         const unsigned int v10713 = v10712 + v10703;
         const unsigned int v10714 = v10708 ? v10713 : v69;
-        const unsigned int v10716 = v10699 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v10716 = v10699 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v10717 = v10233 + v10716;
         const unsigned int v10718 = v10717 + v10703;
         iron_copy_async<16>(shm1 + (v10718 ^ (((v10718 >> 6u) & 7u) << 3u)), weight + v10714, v10708);
-        const unsigned int v10721 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v10723 = v10721 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v10726 = v10721 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10721 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v10723 = v10721 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10726 = v10721 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v10727 = v10726 << 3u;
-        const unsigned int v10728 = v67 + v10723;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v10728 = v67 + v10723;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10729 = v10728 < v15;
         const unsigned int v10730 = v10229 + v10727;
         const bool v10731 = v10730 < v18;
         const bool v10732 = v10729 && v10731;
-        const unsigned int v10734 = v10728 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v10734 = v10728 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v10735 = v69 + v10734;
         const unsigned int v10736 = v10735 + v10229;
         const unsigned int v10737 = v10736 + v10727;
         const unsigned int v10738 = v10732 ? v10737 : v69;
-        const unsigned int v10740 = v10723 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v10740 = v10723 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v10741 = v10233 + v10740;
         const unsigned int v10742 = v10741 + v10727;
         iron_copy_async<16>(shm1 + (v10742 ^ (((v10742 >> 6u) & 7u) << 3u)), weight + v10738, v10732);
-        const unsigned int v10745 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v10747 = v10745 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v10750 = v10745 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10745 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v10747 = v10745 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10750 = v10745 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v10751 = v10750 << 3u;
-        const unsigned int v10752 = v67 + v10747;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v10752 = v67 + v10747;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10753 = v10752 < v15;
         const unsigned int v10754 = v10229 + v10751;
         const bool v10755 = v10754 < v18;
         const bool v10756 = v10753 && v10755;
-        const unsigned int v10758 = v10752 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v10758 = v10752 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v10759 = v69 + v10758;
         const unsigned int v10760 = v10759 + v10229;
         const unsigned int v10761 = v10760 + v10751;
         const unsigned int v10762 = v10756 ? v10761 : v69;
-        const unsigned int v10764 = v10747 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v10764 = v10747 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v10765 = v10233 + v10764;
         const unsigned int v10766 = v10765 + v10751;
         iron_copy_async<16>(shm1 + (v10766 ^ (((v10766 >> 6u) & 7u) << 3u)), weight + v10762, v10756);
-        const unsigned int v10769 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v10771 = v10769 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v10774 = v10769 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10769 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v10771 = v10769 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10774 = v10769 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v10775 = v10774 << 3u;
-        const unsigned int v10776 = v67 + v10771;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v10776 = v67 + v10771;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10777 = v10776 < v15;
         const unsigned int v10778 = v10229 + v10775;
         const bool v10779 = v10778 < v18;
         const bool v10780 = v10777 && v10779;
-        const unsigned int v10782 = v10776 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v10782 = v10776 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v10783 = v69 + v10782;
         const unsigned int v10784 = v10783 + v10229;
         const unsigned int v10785 = v10784 + v10775;
         const unsigned int v10786 = v10780 ? v10785 : v69;
-        const unsigned int v10788 = v10771 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v10788 = v10771 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v10789 = v10233 + v10788;
         const unsigned int v10790 = v10789 + v10775;
         iron_copy_async<16>(shm1 + (v10790 ^ (((v10790 >> 6u) & 7u) << 3u)), weight + v10786, v10780);
-        const unsigned int v10793 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v10795 = v10793 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v10798 = v10793 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10793 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v10795 = v10793 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10798 = v10793 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v10799 = v10798 << 3u;
-        const unsigned int v10800 = v67 + v10795;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v10800 = v67 + v10795;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10801 = v10800 < v15;
         const unsigned int v10802 = v10229 + v10799;
         const bool v10803 = v10802 < v18;
         const bool v10804 = v10801 && v10803;
-        const unsigned int v10806 = v10800 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v10806 = v10800 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v10807 = v69 + v10806;
         const unsigned int v10808 = v10807 + v10229;
         const unsigned int v10809 = v10808 + v10799;
         const unsigned int v10810 = v10804 ? v10809 : v69;
-        const unsigned int v10812 = v10795 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v10812 = v10795 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v10813 = v10233 + v10812;
         const unsigned int v10814 = v10813 + v10799;
         iron_copy_async<16>(shm1 + (v10814 ^ (((v10814 >> 6u) & 7u) << 3u)), weight + v10810, v10804);
-        const unsigned int v10817 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v10819 = v10817 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v10822 = v10817 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10817 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v10819 = v10817 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v10822 = v10817 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v10823 = v10822 << 3u;
-        const unsigned int v10824 = v67 + v10819;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v10824 = v67 + v10819;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10825 = v10824 < v15;
         const unsigned int v10826 = v10229 + v10823;
         const bool v10827 = v10826 < v18;
         const bool v10828 = v10825 && v10827;
-        const unsigned int v10830 = v10824 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v10830 = v10824 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v10831 = v69 + v10830;
         const unsigned int v10832 = v10831 + v10229;
         const unsigned int v10833 = v10832 + v10823;
         const unsigned int v10834 = v10828 ? v10833 : v69;
-        const unsigned int v10836 = v10819 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v10836 = v10819 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v10837 = v10233 + v10836;
         const unsigned int v10838 = v10837 + v10823;
         iron_copy_async<16>(shm1 + (v10838 ^ (((v10838 >> 6u) & 7u) << 3u)), weight + v10834, v10828);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v10851 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v10857 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v10851 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v10857 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v10839 = 0u; v10839 < v18; v10839 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v10839 = 0u; v10839 < v18; v10839 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v10841 = v10839 >> 6u;
       const unsigned int v10843 = v10841 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v10845 = v10843 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v10852 = v10845 + v10851;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v10845 = v10843 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v10852 = v10845 + v10851;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v10852, 64u);
-      const unsigned int v10858 = v10845 + v10857;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v10858 = v10845 + v10857;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v10858, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v10865 = v10852 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v10865 = v10852 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v10865, 64u);
-      const unsigned int v10871 = v10858 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v10871 = v10858 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v10871, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v10877 = v10852 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v10877 = v10852 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v10877, 64u);
-      const unsigned int v10883 = v10858 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v10883 = v10858 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v10883, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v10889 = v10852 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v10889 = v10852 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v10889, 64u);
-      const unsigned int v10895 = v10858 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v10895 = v10858 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v10895, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v10898 = v10839 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v10898 = v10839 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v10900 = v10841 + 2u;
       const unsigned int v10901 = v10900 % 3u;
       const bool v10902 = v10898 < v18;
       if (v10902) {
-        const unsigned int v10904 = v10901 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v10904 = v10901 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v10913 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10913 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10914 = v10913 << 3u;
-          const unsigned int v10917 = v10898 + v10914;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v10917 = v10898 + v10914;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v10918 = v10917 < v18;
           const bool v10919 = v126 && v10918;
-          const unsigned int v10921 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v10921 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v10923 = v10921 + v10898;
           const unsigned int v10924 = v10923 + v10914;
           const unsigned int v10925 = v10919 ? v10924 : 0u;
-          const unsigned int v10927 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v10927 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v10928 = v10904 + v10927;
           const unsigned int v10929 = v10928 + v10914;
           iron_copy_async<16>(shm0 + (v10929 ^ (((v10929 >> 6u) & 7u) << 3u)), x + v10925, v10919);
-          const unsigned int v10932 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v10934 = v10932 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v10937 = v10932 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10932 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v10934 = v10932 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10937 = v10932 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10938 = v10937 << 3u;
-          const unsigned int v10939 = v63 + v10934;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v10939 = v63 + v10934;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v10940 = v10939 < v44;
           const unsigned int v10941 = v10898 + v10938;
           const bool v10942 = v10941 < v18;
           const bool v10943 = v10940 && v10942;
-          const unsigned int v10945 = v10939 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v10945 = v10939 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v10947 = v10945 + v10898;
           const unsigned int v10948 = v10947 + v10938;
           const unsigned int v10949 = v10943 ? v10948 : 0u;
-          const unsigned int v10951 = v10934 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v10951 = v10934 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v10952 = v10904 + v10951;
           const unsigned int v10953 = v10952 + v10938;
           iron_copy_async<16>(shm0 + (v10953 ^ (((v10953 >> 6u) & 7u) << 3u)), x + v10949, v10943);
-          const unsigned int v10956 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v10958 = v10956 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v10961 = v10956 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10956 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v10958 = v10956 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10961 = v10956 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10962 = v10961 << 3u;
-          const unsigned int v10963 = v63 + v10958;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v10963 = v63 + v10958;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v10964 = v10963 < v44;
           const unsigned int v10965 = v10898 + v10962;
           const bool v10966 = v10965 < v18;
           const bool v10967 = v10964 && v10966;
-          const unsigned int v10969 = v10963 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v10969 = v10963 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v10971 = v10969 + v10898;
           const unsigned int v10972 = v10971 + v10962;
           const unsigned int v10973 = v10967 ? v10972 : 0u;
-          const unsigned int v10975 = v10958 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v10975 = v10958 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v10976 = v10904 + v10975;
           const unsigned int v10977 = v10976 + v10962;
           iron_copy_async<16>(shm0 + (v10977 ^ (((v10977 >> 6u) & 7u) << 3u)), x + v10973, v10967);
-          const unsigned int v10980 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v10982 = v10980 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v10985 = v10980 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10980 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v10982 = v10980 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v10985 = v10980 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10986 = v10985 << 3u;
-          const unsigned int v10987 = v63 + v10982;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v10987 = v63 + v10982;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v10988 = v10987 < v44;
           const unsigned int v10989 = v10898 + v10986;
           const bool v10990 = v10989 < v18;
           const bool v10991 = v10988 && v10990;
-          const unsigned int v10993 = v10987 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v10993 = v10987 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v10995 = v10993 + v10898;
           const unsigned int v10996 = v10995 + v10986;
           const unsigned int v10997 = v10991 ? v10996 : 0u;
-          const unsigned int v10999 = v10982 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v10999 = v10982 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v11000 = v10904 + v10999;
           const unsigned int v11001 = v11000 + v10986;
           iron_copy_async<16>(shm0 + (v11001 ^ (((v11001 >> 6u) & 7u) << 3u)), x + v10997, v10991);
-          const unsigned int v11004 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v11006 = v11004 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v11009 = v11004 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v11004 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v11006 = v11004 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v11009 = v11004 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v11010 = v11009 << 3u;
-          const unsigned int v11011 = v63 + v11006;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v11011 = v63 + v11006;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v11012 = v11011 < v44;
           const unsigned int v11013 = v10898 + v11010;
           const bool v11014 = v11013 < v18;
           const bool v11015 = v11012 && v11014;
-          const unsigned int v11017 = v11011 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v11017 = v11011 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v11019 = v11017 + v10898;
           const unsigned int v11020 = v11019 + v11010;
           const unsigned int v11021 = v11015 ? v11020 : 0u;
-          const unsigned int v11023 = v11006 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v11023 = v11006 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v11024 = v10904 + v11023;
           const unsigned int v11025 = v11024 + v11010;
           iron_copy_async<16>(shm0 + (v11025 ^ (((v11025 >> 6u) & 7u) << 3u)), x + v11021, v11015);
-          const unsigned int v11028 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v11030 = v11028 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v11033 = v11028 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v11028 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v11030 = v11028 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v11033 = v11028 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v11034 = v11033 << 3u;
-          const unsigned int v11035 = v63 + v11030;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v11035 = v63 + v11030;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v11036 = v11035 < v44;
           const unsigned int v11037 = v10898 + v11034;
           const bool v11038 = v11037 < v18;
           const bool v11039 = v11036 && v11038;
-          const unsigned int v11041 = v11035 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v11041 = v11035 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v11043 = v11041 + v10898;
           const unsigned int v11044 = v11043 + v11034;
           const unsigned int v11045 = v11039 ? v11044 : 0u;
-          const unsigned int v11047 = v11030 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v11047 = v11030 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v11048 = v10904 + v11047;
           const unsigned int v11049 = v11048 + v11034;
           iron_copy_async<16>(shm0 + (v11049 ^ (((v11049 >> 6u) & 7u) << 3u)), x + v11045, v11039);
-          const unsigned int v11052 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v11054 = v11052 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v11057 = v11052 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v11052 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v11054 = v11052 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v11057 = v11052 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v11058 = v11057 << 3u;
-          const unsigned int v11059 = v63 + v11054;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v11059 = v63 + v11054;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v11060 = v11059 < v44;
           const unsigned int v11061 = v10898 + v11058;
           const bool v11062 = v11061 < v18;
           const bool v11063 = v11060 && v11062;
-          const unsigned int v11065 = v11059 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v11065 = v11059 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v11067 = v11065 + v10898;
           const unsigned int v11068 = v11067 + v11058;
           const unsigned int v11069 = v11063 ? v11068 : 0u;
-          const unsigned int v11071 = v11054 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v11071 = v11054 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v11072 = v10904 + v11071;
           const unsigned int v11073 = v11072 + v11058;
           iron_copy_async<16>(shm0 + (v11073 ^ (((v11073 >> 6u) & 7u) << 3u)), x + v11069, v11063);
-          const unsigned int v11076 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v11078 = v11076 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v11081 = v11076 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v11076 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v11078 = v11076 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v11081 = v11076 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v11082 = v11081 << 3u;
-          const unsigned int v11083 = v63 + v11078;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v11083 = v63 + v11078;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v11084 = v11083 < v44;
           const unsigned int v11085 = v10898 + v11082;
           const bool v11086 = v11085 < v18;
           const bool v11087 = v11084 && v11086;
-          const unsigned int v11089 = v11083 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v11089 = v11083 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v11091 = v11089 + v10898;
           const unsigned int v11092 = v11091 + v11082;
           const unsigned int v11093 = v11087 ? v11092 : 0u;
-          const unsigned int v11095 = v11078 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v11095 = v11078 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v11096 = v10904 + v11095;
           const unsigned int v11097 = v11096 + v11082;
           iron_copy_async<16>(shm0 + (v11097 ^ (((v11097 >> 6u) & 7u) << 3u)), x + v11093, v11087);
@@ -1346,165 +1346,165 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const unsigned int v11315 = v11146 + 7168u;  // kernels/convolution/im2col_a.hpp:129
           iron_copy_async<16>(shm0 + (v11315 ^ (((v11315 >> 6u) & 7u) << 3u)), x + v11312, v11301);
         }
-        const unsigned int v11325 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11325 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v11326 = v11325 << 3u;
-        const unsigned int v11327 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v11327 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v11328 = v11327 < v15;
         const unsigned int v11329 = v10898 + v11326;
         const bool v11330 = v11329 < v18;
         const bool v11331 = v11328 && v11330;
-        const unsigned int v11333 = v11327 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v11333 = v11327 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v11334 = v69 + v11333;
         const unsigned int v11335 = v11334 + v10898;
         const unsigned int v11336 = v11335 + v11326;
         const unsigned int v11337 = v11331 ? v11336 : v69;
-        const unsigned int v11339 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v11339 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v11340 = v10904 + v11339;
         const unsigned int v11341 = v11340 + v11326;
         iron_copy_async<16>(shm1 + (v11341 ^ (((v11341 >> 6u) & 7u) << 3u)), weight + v11337, v11331);
-        const unsigned int v11344 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v11346 = v11344 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v11349 = v11344 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11344 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v11346 = v11344 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11349 = v11344 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v11350 = v11349 << 3u;
-        const unsigned int v11351 = v67 + v11346;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v11351 = v67 + v11346;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v11352 = v11351 < v15;
         const unsigned int v11353 = v10898 + v11350;
         const bool v11354 = v11353 < v18;
         const bool v11355 = v11352 && v11354;
-        const unsigned int v11357 = v11351 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v11357 = v11351 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v11358 = v69 + v11357;
         const unsigned int v11359 = v11358 + v10898;
         const unsigned int v11360 = v11359 + v11350;
         const unsigned int v11361 = v11355 ? v11360 : v69;
-        const unsigned int v11363 = v11346 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v11363 = v11346 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v11364 = v10904 + v11363;
         const unsigned int v11365 = v11364 + v11350;
         iron_copy_async<16>(shm1 + (v11365 ^ (((v11365 >> 6u) & 7u) << 3u)), weight + v11361, v11355);
-        const unsigned int v11368 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v11370 = v11368 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v11373 = v11368 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11368 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v11370 = v11368 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11373 = v11368 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v11374 = v11373 << 3u;
-        const unsigned int v11375 = v67 + v11370;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v11375 = v67 + v11370;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v11376 = v11375 < v15;
         const unsigned int v11377 = v10898 + v11374;
         const bool v11378 = v11377 < v18;
         const bool v11379 = v11376 && v11378;
-        const unsigned int v11381 = v11375 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v11381 = v11375 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v11382 = v69 + v11381;
         const unsigned int v11383 = v11382 + v10898;
         const unsigned int v11384 = v11383 + v11374;
         const unsigned int v11385 = v11379 ? v11384 : v69;
-        const unsigned int v11387 = v11370 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v11387 = v11370 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v11388 = v10904 + v11387;
         const unsigned int v11389 = v11388 + v11374;
         iron_copy_async<16>(shm1 + (v11389 ^ (((v11389 >> 6u) & 7u) << 3u)), weight + v11385, v11379);
-        const unsigned int v11392 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v11394 = v11392 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v11397 = v11392 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11392 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v11394 = v11392 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11397 = v11392 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v11398 = v11397 << 3u;
-        const unsigned int v11399 = v67 + v11394;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v11399 = v67 + v11394;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v11400 = v11399 < v15;
         const unsigned int v11401 = v10898 + v11398;
         const bool v11402 = v11401 < v18;
         const bool v11403 = v11400 && v11402;
-        const unsigned int v11405 = v11399 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v11405 = v11399 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v11406 = v69 + v11405;
         const unsigned int v11407 = v11406 + v10898;
         const unsigned int v11408 = v11407 + v11398;
         const unsigned int v11409 = v11403 ? v11408 : v69;
-        const unsigned int v11411 = v11394 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v11411 = v11394 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v11412 = v10904 + v11411;
         const unsigned int v11413 = v11412 + v11398;
         iron_copy_async<16>(shm1 + (v11413 ^ (((v11413 >> 6u) & 7u) << 3u)), weight + v11409, v11403);
-        const unsigned int v11416 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v11418 = v11416 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v11421 = v11416 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11416 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v11418 = v11416 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11421 = v11416 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v11422 = v11421 << 3u;
-        const unsigned int v11423 = v67 + v11418;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v11423 = v67 + v11418;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v11424 = v11423 < v15;
         const unsigned int v11425 = v10898 + v11422;
         const bool v11426 = v11425 < v18;
         const bool v11427 = v11424 && v11426;
-        const unsigned int v11429 = v11423 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v11429 = v11423 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v11430 = v69 + v11429;
         const unsigned int v11431 = v11430 + v10898;
         const unsigned int v11432 = v11431 + v11422;
         const unsigned int v11433 = v11427 ? v11432 : v69;
-        const unsigned int v11435 = v11418 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v11435 = v11418 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v11436 = v10904 + v11435;
         const unsigned int v11437 = v11436 + v11422;
         iron_copy_async<16>(shm1 + (v11437 ^ (((v11437 >> 6u) & 7u) << 3u)), weight + v11433, v11427);
-        const unsigned int v11440 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v11442 = v11440 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v11445 = v11440 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11440 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v11442 = v11440 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11445 = v11440 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v11446 = v11445 << 3u;
-        const unsigned int v11447 = v67 + v11442;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v11447 = v67 + v11442;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v11448 = v11447 < v15;
         const unsigned int v11449 = v10898 + v11446;
         const bool v11450 = v11449 < v18;
         const bool v11451 = v11448 && v11450;
-        const unsigned int v11453 = v11447 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v11453 = v11447 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v11454 = v69 + v11453;
         const unsigned int v11455 = v11454 + v10898;
         const unsigned int v11456 = v11455 + v11446;
         const unsigned int v11457 = v11451 ? v11456 : v69;
-        const unsigned int v11459 = v11442 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v11459 = v11442 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v11460 = v10904 + v11459;
         const unsigned int v11461 = v11460 + v11446;
         iron_copy_async<16>(shm1 + (v11461 ^ (((v11461 >> 6u) & 7u) << 3u)), weight + v11457, v11451);
-        const unsigned int v11464 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v11466 = v11464 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v11469 = v11464 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11464 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v11466 = v11464 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11469 = v11464 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v11470 = v11469 << 3u;
-        const unsigned int v11471 = v67 + v11466;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v11471 = v67 + v11466;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v11472 = v11471 < v15;
         const unsigned int v11473 = v10898 + v11470;
         const bool v11474 = v11473 < v18;
         const bool v11475 = v11472 && v11474;
-        const unsigned int v11477 = v11471 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v11477 = v11471 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v11478 = v69 + v11477;
         const unsigned int v11479 = v11478 + v10898;
         const unsigned int v11480 = v11479 + v11470;
         const unsigned int v11481 = v11475 ? v11480 : v69;
-        const unsigned int v11483 = v11466 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v11483 = v11466 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v11484 = v10904 + v11483;
         const unsigned int v11485 = v11484 + v11470;
         iron_copy_async<16>(shm1 + (v11485 ^ (((v11485 >> 6u) & 7u) << 3u)), weight + v11481, v11475);
-        const unsigned int v11488 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v11490 = v11488 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v11493 = v11488 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11488 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v11490 = v11488 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v11493 = v11488 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v11494 = v11493 << 3u;
-        const unsigned int v11495 = v67 + v11490;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v11495 = v67 + v11490;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v11496 = v11495 < v15;
         const unsigned int v11497 = v10898 + v11494;
         const bool v11498 = v11497 < v18;
         const bool v11499 = v11496 && v11498;
-        const unsigned int v11501 = v11495 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v11501 = v11495 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v11502 = v69 + v11501;
         const unsigned int v11503 = v11502 + v10898;
         const unsigned int v11504 = v11503 + v11494;
         const unsigned int v11505 = v11499 ? v11504 : v69;
-        const unsigned int v11507 = v11490 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v11507 = v11490 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v11508 = v10904 + v11507;
         const unsigned int v11509 = v11508 + v11494;
         iron_copy_async<16>(shm1 + (v11509 ^ (((v11509 >> 6u) & 7u) << 3u)), weight + v11505, v11499);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
     const unsigned int v967 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
     const unsigned int v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (unsigned int v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (unsigned int v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -1558,46 +1558,46 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         }
       }
 
-      for (unsigned int v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v1058 = v1057 < v15;
         const unsigned int v1059 = v966 + v1056;
         const bool v1060 = v1059 < v18;
         const bool v1061 = v1058 && v1060;
         if (v1061) {
-          const unsigned int v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v1064 = v69 + v1063;
           const unsigned int v1065 = v1064 + v966;
           const unsigned int v1066 = v1065 + v1056;
           const iron_bf16 v1067 = weight[v1066];
-          const unsigned int v1069 = v1054 << 6u;
+          const unsigned int v1069 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v1070 = v1069 + v1056;
           shm1[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = v1067;
         } else {
-          const unsigned int v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v1073 = v1072 + v1056;
           shm1[(v1073 ^ (((v1073 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1080, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1086, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1094, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1100, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1112, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1118, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1080, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1086, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1094, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1100, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1112, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1118, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v1126 = v63 + v268;
   const unsigned int v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1131 = v1130 == 0u;

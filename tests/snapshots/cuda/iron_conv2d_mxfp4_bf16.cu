@@ -317,22 +317,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v42 = v41 + 1u;
   const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
   const unsigned int v44 = v43 * v30;
-  const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v47 = blockIdx.y;
   const unsigned int v48 = v47 * v45;
   const unsigned int v49 = v48 + v46;
-  const unsigned int v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v54 = v53 << 3u;
-  const unsigned int v56 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v56 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v57 = v56 - v54;
   const unsigned int v58 = min(v57, 8u);
-  const unsigned int v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v61 = v60 % v58;
   const unsigned int v62 = v54 + v61;
   const unsigned int v63 = v62 << 7u;
-  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
   const unsigned int v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:125
   const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
@@ -406,88 +406,88 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v186 = v178 ? v185 : 0u;
   const unsigned int v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v189 = v178 ? v188 : 0u;
-  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v194 = v193 << 6u;
-  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v198 = v197 << 6u;
-  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v200, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v202, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v204, iron_f32_to_bf16(0.0f));
   const unsigned int v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:249
-    for (unsigned int v7753 = 0u; v7753 < 2u; v7753 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v7753 = 0u; v7753 < 2u; v7753 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v7754 = v7753 << 5u;
       const bool v7756 = v7754 < v18;
       if (v7756) {
-        const unsigned int v7758 = v7753 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v7758 = v7753 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v85) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7767 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7767 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7768 = v7767 << 3u;
-          const unsigned int v7771 = v7754 + v7768;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7771 = v7754 + v7768;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7772 = v7771 < v18;
           const bool v7773 = v124 && v7772;
-          const unsigned int v7775 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7775 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7777 = v7775 + v7754;
           const unsigned int v7778 = v7777 + v7768;
           const unsigned int v7779 = v7773 ? v7778 : 0u;
-          const unsigned int v7781 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7781 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7782 = v7758 + v7781;
           const unsigned int v7783 = v7782 + v7768;
           iron_copy_async<16>(shm0 + v7783, x + v7779, v7773);
-          const unsigned int v7786 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7788 = v7786 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7791 = v7786 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7786 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7788 = v7786 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7791 = v7786 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7792 = v7791 << 3u;
-          const unsigned int v7793 = v63 + v7788;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7793 = v63 + v7788;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7794 = v7793 < v44;
           const unsigned int v7795 = v7754 + v7792;
           const bool v7796 = v7795 < v18;
           const bool v7797 = v7794 && v7796;
-          const unsigned int v7799 = v7793 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7799 = v7793 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7801 = v7799 + v7754;
           const unsigned int v7802 = v7801 + v7792;
           const unsigned int v7803 = v7797 ? v7802 : 0u;
-          const unsigned int v7805 = v7788 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7805 = v7788 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7806 = v7758 + v7805;
           const unsigned int v7807 = v7806 + v7792;
           iron_copy_async<16>(shm0 + v7807, x + v7803, v7797);
-          const unsigned int v7810 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7812 = v7810 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7815 = v7810 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7810 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7812 = v7810 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7815 = v7810 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7816 = v7815 << 3u;
-          const unsigned int v7817 = v63 + v7812;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7817 = v63 + v7812;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7818 = v7817 < v44;
           const unsigned int v7819 = v7754 + v7816;
           const bool v7820 = v7819 < v18;
           const bool v7821 = v7818 && v7820;
-          const unsigned int v7823 = v7817 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7823 = v7817 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7825 = v7823 + v7754;
           const unsigned int v7826 = v7825 + v7816;
           const unsigned int v7827 = v7821 ? v7826 : 0u;
-          const unsigned int v7829 = v7812 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7829 = v7812 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7830 = v7758 + v7829;
           const unsigned int v7831 = v7830 + v7816;
           iron_copy_async<16>(shm0 + v7831, x + v7827, v7821);
-          const unsigned int v7834 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v7836 = v7834 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7839 = v7834 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7834 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7836 = v7834 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7839 = v7834 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7840 = v7839 << 3u;
-          const unsigned int v7841 = v63 + v7836;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7841 = v63 + v7836;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v7842 = v7841 < v44;
           const unsigned int v7843 = v7754 + v7840;
           const bool v7844 = v7843 < v18;
           const bool v7845 = v7842 && v7844;
-          const unsigned int v7847 = v7841 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v7847 = v7841 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v7849 = v7847 + v7754;
           const unsigned int v7850 = v7849 + v7840;
           const unsigned int v7851 = v7845 ? v7850 : 0u;
-          const unsigned int v7853 = v7836 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7853 = v7836 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v7854 = v7758 + v7853;
           const unsigned int v7855 = v7854 + v7840;
           iron_copy_async<16>(shm0 + v7855, x + v7851, v7845);
@@ -1168,95 +1168,95 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const unsigned int v8930 = v8929 + v8702;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v8930) = iron_bf16x8{{v8904, v8907, v8910, v8913, v8916, v8919, v8922, v8925}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v8944 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v8950 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v8944 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v8950 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v8932 = 0u; v8932 < v18; v8932 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v8932 = 0u; v8932 < v18; v8932 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v8934 = v8932 >> 5u;
       const unsigned int v8936 = v8934 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8938 = v8936 * 5120u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v8945 = v8938 + v8944;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v8938 = v8936 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v8945 = v8938 + v8944;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false>(v202, shm0, v8945, 40u);
-      const unsigned int v8951 = v8938 + v8950;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v8951 = v8938 + v8950;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true>(v204, shm1, v8951, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v8958 = v8945 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v8958 = v8945 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false>(v202, shm0, v8958, 40u);
-      const unsigned int v8964 = v8951 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v8964 = v8951 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true>(v204, shm1, v8964, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v8967 = v8932 + 64u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v8967 = v8932 + 64u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v8969 = v8934 + 2u;
       const unsigned int v8970 = v8969 % 3u;
       const bool v8971 = v8967 < v18;
       if (v8971) {
-        const unsigned int v8973 = v8970 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v8973 = v8970 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
         if (v85) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v8982 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8982 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8983 = v8982 << 3u;
-          const unsigned int v8986 = v8967 + v8983;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8986 = v8967 + v8983;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v8987 = v8986 < v18;
           const bool v8988 = v124 && v8987;
-          const unsigned int v8990 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v8990 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v8992 = v8990 + v8967;
           const unsigned int v8993 = v8992 + v8983;
           const unsigned int v8994 = v8988 ? v8993 : 0u;
-          const unsigned int v8996 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8996 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v8997 = v8973 + v8996;
           const unsigned int v8998 = v8997 + v8983;
           iron_copy_async<16>(shm0 + v8998, x + v8994, v8988);
-          const unsigned int v9001 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v9003 = v9001 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9006 = v9001 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9001 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v9003 = v9001 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9006 = v9001 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v9007 = v9006 << 3u;
-          const unsigned int v9008 = v63 + v9003;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v9008 = v63 + v9003;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v9009 = v9008 < v44;
           const unsigned int v9010 = v8967 + v9007;
           const bool v9011 = v9010 < v18;
           const bool v9012 = v9009 && v9011;
-          const unsigned int v9014 = v9008 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v9014 = v9008 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v9016 = v9014 + v8967;
           const unsigned int v9017 = v9016 + v9007;
           const unsigned int v9018 = v9012 ? v9017 : 0u;
-          const unsigned int v9020 = v9003 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v9020 = v9003 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v9021 = v8973 + v9020;
           const unsigned int v9022 = v9021 + v9007;
           iron_copy_async<16>(shm0 + v9022, x + v9018, v9012);
-          const unsigned int v9025 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v9027 = v9025 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9030 = v9025 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9025 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v9027 = v9025 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9030 = v9025 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v9031 = v9030 << 3u;
-          const unsigned int v9032 = v63 + v9027;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v9032 = v63 + v9027;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v9033 = v9032 < v44;
           const unsigned int v9034 = v8967 + v9031;
           const bool v9035 = v9034 < v18;
           const bool v9036 = v9033 && v9035;
-          const unsigned int v9038 = v9032 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v9038 = v9032 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v9040 = v9038 + v8967;
           const unsigned int v9041 = v9040 + v9031;
           const unsigned int v9042 = v9036 ? v9041 : 0u;
-          const unsigned int v9044 = v9027 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v9044 = v9027 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v9045 = v8973 + v9044;
           const unsigned int v9046 = v9045 + v9031;
           iron_copy_async<16>(shm0 + v9046, x + v9042, v9036);
-          const unsigned int v9049 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v9051 = v9049 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9054 = v9049 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9049 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v9051 = v9049 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v9054 = v9049 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v9055 = v9054 << 3u;
-          const unsigned int v9056 = v63 + v9051;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v9056 = v63 + v9051;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v9057 = v9056 < v44;
           const unsigned int v9058 = v8967 + v9055;
           const bool v9059 = v9058 < v18;
           const bool v9060 = v9057 && v9059;
-          const unsigned int v9062 = v9056 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v9062 = v9056 * v18;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v9064 = v9062 + v8967;
           const unsigned int v9065 = v9064 + v9055;
           const unsigned int v9066 = v9060 ? v9065 : 0u;
-          const unsigned int v9068 = v9051 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v9068 = v9051 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v9069 = v8973 + v9068;
           const unsigned int v9070 = v9069 + v9055;
           iron_copy_async<16>(shm0 + v9070, x + v9066, v9060);
@@ -1937,7 +1937,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const unsigned int v10145 = v10144 + v9917;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v10145) = iron_bf16x8{{v10119, v10122, v10125, v10128, v10131, v10134, v10137, v10140}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
@@ -1989,12 +1989,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
     const unsigned int v2259 = v2247 * v1544;  // kernels/gemm/quant_b.hpp:72
     const unsigned int v2460 = v2230 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v2462 = v2460 + v2234;
-    const unsigned int v2469 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v2475 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v2483 = v2469 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v2489 = v2475 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v2469 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2475 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2483 = v2469 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2489 = v2475 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v1428 = 0u; v1428 < v18; v1428 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (unsigned int v1428 = 0u; v1428 < v18; v1428 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (unsigned int v1432 = v115; v1432 < 4096u; v1432 += v1429) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v1434 = v1432 >> 5u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v1436 = v1432 & 31u;  // kernels/convolution/im2col_a.hpp:157
@@ -2567,17 +2567,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
       const float v2456 = v2239 ? v2433 : 0.0f;
       const iron_bf16 v2457 = iron_f32_to_bf16(v2456);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v2462) = iron_bf16x8{{v2436, v2439, v2442, v2445, v2448, v2451, v2454, v2457}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false>(v202, shm0, v2469, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true>(v204, shm1, v2475, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false>(v202, shm0, v2483, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true>(v204, shm1, v2489, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false>(v202, shm0, v2469, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true>(v204, shm1, v2475, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false>(v202, shm0, v2483, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true>(v204, shm1, v2489, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v2490 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v2490 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v2491 = v63 + v194;
   const unsigned int v2492 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
   const unsigned int v2495 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83

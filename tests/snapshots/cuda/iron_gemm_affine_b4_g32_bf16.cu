@@ -265,107 +265,107 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const unsigned int v0 = m;  // kernels/gemm/gemm_quant.cpp:60
   const unsigned int v1 = n;
   const unsigned int v2 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v37, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v39, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:249
-    for (unsigned int v2992 = 0u; v2992 < 2u; v2992 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2992 = 0u; v2992 < 2u; v2992 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2993 = v2992 << 5u;
       const bool v2995 = v2993 < v2;
       if (v2995) {
-        const unsigned int v2997 = v2992 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2999 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3002 = v2999 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3005 = v2999 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2997 = v2992 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2999 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3002 = v2999 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3005 = v2999 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3006 = v3005 << 3u;
-        const unsigned int v3007 = v22 + v3002;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3007 = v22 + v3002;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3008 = v3007 < v0;
         const unsigned int v3009 = v2993 + v3006;
         const bool v3010 = v3009 < v2;
         const bool v3011 = v3008 && v3010;
-        const unsigned int v3013 = v3007 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3013 = v3007 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3015 = v3013 + v2993;
         const unsigned int v3016 = v3015 + v3006;
         const unsigned int v3017 = v3011 ? v3016 : 0u;
-        const unsigned int v3019 = v3002 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3019 = v3002 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3020 = v2997 + v3019;
         const unsigned int v3021 = v3020 + v3006;
         iron_copy_async<16>(shm0 + v3021, x + v3017, v3011);
-        const unsigned int v3024 = v2999 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3026 = v3024 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3029 = v3024 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3024 = v2999 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3026 = v3024 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3029 = v3024 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3030 = v3029 << 3u;
-        const unsigned int v3031 = v22 + v3026;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3031 = v22 + v3026;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3032 = v3031 < v0;
         const unsigned int v3033 = v2993 + v3030;
         const bool v3034 = v3033 < v2;
         const bool v3035 = v3032 && v3034;
-        const unsigned int v3037 = v3031 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3037 = v3031 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3039 = v3037 + v2993;
         const unsigned int v3040 = v3039 + v3030;
         const unsigned int v3041 = v3035 ? v3040 : 0u;
-        const unsigned int v3043 = v3026 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3043 = v3026 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3044 = v2997 + v3043;
         const unsigned int v3045 = v3044 + v3030;
         iron_copy_async<16>(shm0 + v3045, x + v3041, v3035);
-        const unsigned int v3048 = v2999 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3050 = v3048 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3053 = v3048 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3048 = v2999 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3050 = v3048 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3053 = v3048 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3054 = v3053 << 3u;
-        const unsigned int v3055 = v22 + v3050;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3055 = v22 + v3050;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3056 = v3055 < v0;
         const unsigned int v3057 = v2993 + v3054;
         const bool v3058 = v3057 < v2;
         const bool v3059 = v3056 && v3058;
-        const unsigned int v3061 = v3055 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3061 = v3055 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3063 = v3061 + v2993;
         const unsigned int v3064 = v3063 + v3054;
         const unsigned int v3065 = v3059 ? v3064 : 0u;
-        const unsigned int v3067 = v3050 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3067 = v3050 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3068 = v2997 + v3067;
         const unsigned int v3069 = v3068 + v3054;
         iron_copy_async<16>(shm0 + v3069, x + v3065, v3059);
-        const unsigned int v3072 = v2999 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3074 = v3072 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3077 = v3072 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3072 = v2999 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3074 = v3072 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3077 = v3072 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3078 = v3077 << 3u;
-        const unsigned int v3079 = v22 + v3074;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3079 = v22 + v3074;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3080 = v3079 < v0;
         const unsigned int v3081 = v2993 + v3078;
         const bool v3082 = v3081 < v2;
         const bool v3083 = v3080 && v3082;
-        const unsigned int v3085 = v3079 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3085 = v3079 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3087 = v3085 + v2993;
         const unsigned int v3088 = v3087 + v3078;
         const unsigned int v3089 = v3083 ? v3088 : 0u;
-        const unsigned int v3091 = v3074 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3091 = v3074 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3092 = v2997 + v3091;
         const unsigned int v3093 = v3092 + v3078;
         iron_copy_async<16>(shm0 + v3093, x + v3089, v3083);
@@ -698,98 +698,98 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const iron_bf16 v3757 = iron_f32_to_bf16(v3756);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3093) = iron_bf16x8{{v3736, v3739, v3742, v3745, v3748, v3751, v3754, v3757}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v3776 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v3782 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v3776 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v3782 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v3764 = 0u; v3764 < v2; v3764 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v3764 = 0u; v3764 < v2; v3764 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3766 = v3764 >> 5u;
       const unsigned int v3768 = v3766 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3770 = v3768 * 5120u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v3777 = v3770 + v3776;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v3770 = v3768 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v3777 = v3770 + v3776;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false>(v39, shm0, v3777, 40u);
-      const unsigned int v3783 = v3770 + v3782;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v3783 = v3770 + v3782;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true>(v41, shm1, v3783, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v3790 = v3777 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v3790 = v3777 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false>(v39, shm0, v3790, 40u);
-      const unsigned int v3796 = v3783 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v3796 = v3783 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true>(v41, shm1, v3796, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v3799 = v3764 + 64u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v3799 = v3764 + 64u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3801 = v3766 + 2u;
       const unsigned int v3802 = v3801 % 3u;
       const bool v3803 = v3799 < v2;
       if (v3803) {
-        const unsigned int v3805 = v3802 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v3807 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3810 = v3807 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3813 = v3807 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3805 = v3802 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v3807 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3810 = v3807 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3813 = v3807 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3814 = v3813 << 3u;
-        const unsigned int v3815 = v22 + v3810;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3815 = v22 + v3810;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3816 = v3815 < v0;
         const unsigned int v3817 = v3799 + v3814;
         const bool v3818 = v3817 < v2;
         const bool v3819 = v3816 && v3818;
-        const unsigned int v3821 = v3815 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3821 = v3815 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3823 = v3821 + v3799;
         const unsigned int v3824 = v3823 + v3814;
         const unsigned int v3825 = v3819 ? v3824 : 0u;
-        const unsigned int v3827 = v3810 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3827 = v3810 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3828 = v3805 + v3827;
         const unsigned int v3829 = v3828 + v3814;
         iron_copy_async<16>(shm0 + v3829, x + v3825, v3819);
-        const unsigned int v3832 = v3807 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3834 = v3832 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3837 = v3832 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3832 = v3807 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3834 = v3832 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3837 = v3832 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3838 = v3837 << 3u;
-        const unsigned int v3839 = v22 + v3834;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3839 = v22 + v3834;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3840 = v3839 < v0;
         const unsigned int v3841 = v3799 + v3838;
         const bool v3842 = v3841 < v2;
         const bool v3843 = v3840 && v3842;
-        const unsigned int v3845 = v3839 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3845 = v3839 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3847 = v3845 + v3799;
         const unsigned int v3848 = v3847 + v3838;
         const unsigned int v3849 = v3843 ? v3848 : 0u;
-        const unsigned int v3851 = v3834 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3851 = v3834 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3852 = v3805 + v3851;
         const unsigned int v3853 = v3852 + v3838;
         iron_copy_async<16>(shm0 + v3853, x + v3849, v3843);
-        const unsigned int v3856 = v3807 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3858 = v3856 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3861 = v3856 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3856 = v3807 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3858 = v3856 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3861 = v3856 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3862 = v3861 << 3u;
-        const unsigned int v3863 = v22 + v3858;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3863 = v22 + v3858;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3864 = v3863 < v0;
         const unsigned int v3865 = v3799 + v3862;
         const bool v3866 = v3865 < v2;
         const bool v3867 = v3864 && v3866;
-        const unsigned int v3869 = v3863 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3869 = v3863 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3871 = v3869 + v3799;
         const unsigned int v3872 = v3871 + v3862;
         const unsigned int v3873 = v3867 ? v3872 : 0u;
-        const unsigned int v3875 = v3858 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3875 = v3858 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3876 = v3805 + v3875;
         const unsigned int v3877 = v3876 + v3862;
         iron_copy_async<16>(shm0 + v3877, x + v3873, v3867);
-        const unsigned int v3880 = v3807 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3882 = v3880 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3885 = v3880 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3880 = v3807 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3882 = v3880 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3885 = v3880 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3886 = v3885 << 3u;
-        const unsigned int v3887 = v22 + v3882;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3887 = v22 + v3882;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3888 = v3887 < v0;
         const unsigned int v3889 = v3799 + v3886;
         const bool v3890 = v3889 < v2;
         const bool v3891 = v3888 && v3890;
-        const unsigned int v3893 = v3887 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3893 = v3887 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3895 = v3893 + v3799;
         const unsigned int v3896 = v3895 + v3886;
         const unsigned int v3897 = v3891 ? v3896 : 0u;
-        const unsigned int v3899 = v3882 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3899 = v3882 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3900 = v3805 + v3899;
         const unsigned int v3901 = v3900 + v3886;
         iron_copy_async<16>(shm0 + v3901, x + v3897, v3891);
@@ -1122,11 +1122,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const iron_bf16 v4565 = iron_f32_to_bf16(v4564);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3901) = iron_bf16x8{{v4544, v4547, v4550, v4553, v4556, v4559, v4562, v4565}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v858 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v858 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v859 = threadIdx.x;
     const unsigned int v889 = v859 >> 2u;  // kernels/gemm/quant_b.hpp:135
     const unsigned int v892 = v859 & 3u;  // kernels/gemm/quant_b.hpp:136
@@ -1175,30 +1175,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1421 = v1407 * v919;  // kernels/gemm/quant_b.hpp:38
     const unsigned int v1549 = v1390 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1551 = v1549 + v1394;
-    const unsigned int v1558 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1564 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1572 = v1558 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1578 = v1564 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1558 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1564 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1572 = v1558 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1578 = v1564 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v857 = 0u; v857 < v2; v857 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v861 = v859; v861 < 4096u; v861 += v858) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v863 = v861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v865 = v861 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v866 = v22 + v863;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v857 = 0u; v857 < v2; v857 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v861 = v859; v861 < 4096u; v861 += v858) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v863 = v861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v865 = v861 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v866 = v22 + v863;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v867 = v866 < v0;
         const unsigned int v868 = v857 + v865;
         const bool v869 = v868 < v2;
         const bool v870 = v867 && v869;
         if (v870) {
-          const unsigned int v872 = v866 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v872 = v866 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v874 = v872 + v857;
           const unsigned int v875 = v874 + v865;
           const iron_bf16 v876 = x[v875];
-          const unsigned int v878 = v863 * 40u;
+          const unsigned int v878 = v863 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v879 = v878 + v865;
           shm0[v879] = v876;
         } else {
-          const unsigned int v881 = v863 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v881 = v863 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v882 = v881 + v865;
           shm0[v882] = iron_f32_to_bf16(0.0f);
         }
@@ -1515,23 +1515,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
       const float v1545 = v1399 ? v1522 : 0.0f;
       const iron_bf16 v1546 = iron_f32_to_bf16(v1545);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1551) = iron_bf16x8{{v1525, v1528, v1531, v1534, v1537, v1540, v1543, v1546}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false>(v39, shm0, v1558, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true>(v41, shm1, v1564, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false>(v39, shm0, v1572, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true>(v41, shm1, v1578, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false>(v39, shm0, v1558, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true>(v41, shm1, v1564, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false>(v39, shm0, v1572, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true>(v41, shm1, v1578, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v1579 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v1579 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v1580 = v22 + v31;
-  const unsigned int v1581 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1581 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1582 = v1580 + v1581;
-  const unsigned int v1583 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1583 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1584 = v1579 + v1583;
-  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1586 = v1584 < v1;
   const bool v1587 = v1585 && v1586;
   if (v1587) {
@@ -1541,11 +1541,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1591 = v1590 + v1584;
     out[v1591] = v1589;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1592 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1593 = v1580 + v1592;
-  const unsigned int v1594 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1594 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1595 = v1579 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1597 = v1595 < v1;
   const bool v1598 = v1596 && v1597;
   if (v1598) {
@@ -1555,11 +1555,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1602 = v1601 + v1595;
     out[v1602] = v1600;
   }
-  const unsigned int v1603 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1603 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1604 = v1580 + v1603;
-  const unsigned int v1605 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1605 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1606 = v1579 + v1605;
-  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1608 = v1606 < v1;
   const bool v1609 = v1607 && v1608;
   if (v1609) {
@@ -1569,11 +1569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1613 = v1612 + v1606;
     out[v1613] = v1611;
   }
-  const unsigned int v1614 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1614 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1615 = v1580 + v1614;
-  const unsigned int v1616 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1616 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1617 = v1579 + v1616;
-  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1619 = v1617 < v1;
   const bool v1620 = v1618 && v1619;
   if (v1620) {
@@ -1583,11 +1583,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1624 = v1623 + v1617;
     out[v1624] = v1622;
   }
-  const unsigned int v1625 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1625 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1626 = v1580 + v1625;
-  const unsigned int v1627 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1627 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1628 = v1579 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1630 = v1628 < v1;
   const bool v1631 = v1629 && v1630;
   if (v1631) {
@@ -1597,11 +1597,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1635 = v1634 + v1628;
     out[v1635] = v1633;
   }
-  const unsigned int v1636 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1636 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1637 = v1580 + v1636;
-  const unsigned int v1638 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1638 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1639 = v1579 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -1611,11 +1611,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1646 = v1645 + v1639;
     out[v1646] = v1644;
   }
-  const unsigned int v1647 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1647 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1648 = v1580 + v1647;
-  const unsigned int v1649 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1649 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1650 = v1579 + v1649;
-  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1652 = v1650 < v1;
   const bool v1653 = v1651 && v1652;
   if (v1653) {
@@ -1625,11 +1625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1657 = v1656 + v1650;
     out[v1657] = v1655;
   }
-  const unsigned int v1658 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1658 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1659 = v1580 + v1658;
-  const unsigned int v1660 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1660 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1661 = v1579 + v1660;
-  const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1663 = v1661 < v1;
   const bool v1664 = v1662 && v1663;
   if (v1664) {
@@ -1639,11 +1639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1668 = v1667 + v1661;
     out[v1668] = v1666;
   }
-  const unsigned int v1669 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1669 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1670 = v1580 + v1669;
-  const unsigned int v1671 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1671 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1672 = v1579 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1674 = v1672 < v1;
   const bool v1675 = v1673 && v1674;
   if (v1675) {
@@ -1653,11 +1653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1679 = v1678 + v1672;
     out[v1679] = v1677;
   }
-  const unsigned int v1680 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1680 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1681 = v1580 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1682 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1683 = v1579 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1667,11 +1667,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1690 = v1689 + v1683;
     out[v1690] = v1688;
   }
-  const unsigned int v1691 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1691 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1692 = v1580 + v1691;
-  const unsigned int v1693 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1693 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1694 = v1579 + v1693;
-  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1696 = v1694 < v1;
   const bool v1697 = v1695 && v1696;
   if (v1697) {
@@ -1681,11 +1681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1701 = v1700 + v1694;
     out[v1701] = v1699;
   }
-  const unsigned int v1702 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1702 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1703 = v1580 + v1702;
-  const unsigned int v1704 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1704 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1705 = v1579 + v1704;
-  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1707 = v1705 < v1;
   const bool v1708 = v1706 && v1707;
   if (v1708) {
@@ -1695,11 +1695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1712 = v1711 + v1705;
     out[v1712] = v1710;
   }
-  const unsigned int v1713 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1713 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1714 = v1580 + v1713;
-  const unsigned int v1715 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1715 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1716 = v1579 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1718 = v1716 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
@@ -1709,11 +1709,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1723 = v1722 + v1716;
     out[v1723] = v1721;
   }
-  const unsigned int v1724 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1724 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1725 = v1580 + v1724;
-  const unsigned int v1726 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1726 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1727 = v1579 + v1726;
-  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1729 = v1727 < v1;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -1723,11 +1723,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1734 = v1733 + v1727;
     out[v1734] = v1732;
   }
-  const unsigned int v1735 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1735 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1736 = v1580 + v1735;
-  const unsigned int v1737 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1737 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1738 = v1579 + v1737;
-  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1740 = v1738 < v1;
   const bool v1741 = v1739 && v1740;
   if (v1741) {
@@ -1737,11 +1737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1745 = v1744 + v1738;
     out[v1745] = v1743;
   }
-  const unsigned int v1746 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1746 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1747 = v1580 + v1746;
-  const unsigned int v1748 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1748 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1749 = v1579 + v1748;
-  const bool v1750 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1750 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1751 = v1749 < v1;
   const bool v1752 = v1750 && v1751;
   if (v1752) {
@@ -1751,11 +1751,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1756 = v1755 + v1749;
     out[v1756] = v1754;
   }
-  const unsigned int v1757 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1757 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1758 = v1580 + v1757;
-  const unsigned int v1759 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1759 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1760 = v1579 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1765,11 +1765,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1767 = v1766 + v1760;
     out[v1767] = v1765;
   }
-  const unsigned int v1768 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1768 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1769 = v1580 + v1768;
-  const unsigned int v1770 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1770 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1771 = v1579 + v1770;
-  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1773 = v1771 < v1;
   const bool v1774 = v1772 && v1773;
   if (v1774) {
@@ -1779,11 +1779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1778 = v1777 + v1771;
     out[v1778] = v1776;
   }
-  const unsigned int v1779 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1779 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1780 = v1580 + v1779;
-  const unsigned int v1781 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1781 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1782 = v1579 + v1781;
-  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1784 = v1782 < v1;
   const bool v1785 = v1783 && v1784;
   if (v1785) {
@@ -1793,11 +1793,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1789 = v1788 + v1782;
     out[v1789] = v1787;
   }
-  const unsigned int v1790 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1790 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1791 = v1580 + v1790;
-  const unsigned int v1792 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1792 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1793 = v1579 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1795 = v1793 < v1;
   const bool v1796 = v1794 && v1795;
   if (v1796) {
@@ -1807,11 +1807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1800 = v1799 + v1793;
     out[v1800] = v1798;
   }
-  const unsigned int v1801 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1801 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1802 = v1580 + v1801;
-  const unsigned int v1803 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1803 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1804 = v1579 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1806 = v1804 < v1;
   const bool v1807 = v1805 && v1806;
   if (v1807) {
@@ -1821,11 +1821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1811 = v1810 + v1804;
     out[v1811] = v1809;
   }
-  const unsigned int v1812 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1812 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1813 = v1580 + v1812;
-  const unsigned int v1814 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1814 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1815 = v1579 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1817 = v1815 < v1;
   const bool v1818 = v1816 && v1817;
   if (v1818) {
@@ -1835,11 +1835,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1822 = v1821 + v1815;
     out[v1822] = v1820;
   }
-  const unsigned int v1823 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1823 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1824 = v1580 + v1823;
-  const unsigned int v1825 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1825 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1826 = v1579 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1828 = v1826 < v1;
   const bool v1829 = v1827 && v1828;
   if (v1829) {
@@ -1849,11 +1849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1833 = v1832 + v1826;
     out[v1833] = v1831;
   }
-  const unsigned int v1834 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1834 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1835 = v1580 + v1834;
-  const unsigned int v1836 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1836 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1837 = v1579 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1839 = v1837 < v1;
   const bool v1840 = v1838 && v1839;
   if (v1840) {
@@ -1863,11 +1863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1844 = v1843 + v1837;
     out[v1844] = v1842;
   }
-  const unsigned int v1845 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1845 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1846 = v1580 + v1845;
-  const unsigned int v1847 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1847 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1848 = v1579 + v1847;
-  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1850 = v1848 < v1;
   const bool v1851 = v1849 && v1850;
   if (v1851) {
@@ -1877,11 +1877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1855 = v1854 + v1848;
     out[v1855] = v1853;
   }
-  const unsigned int v1856 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1856 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1857 = v1580 + v1856;
-  const unsigned int v1858 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1858 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1859 = v1579 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1861 = v1859 < v1;
   const bool v1862 = v1860 && v1861;
   if (v1862) {
@@ -1891,11 +1891,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1866 = v1865 + v1859;
     out[v1866] = v1864;
   }
-  const unsigned int v1867 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1867 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1868 = v1580 + v1867;
-  const unsigned int v1869 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1869 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1870 = v1579 + v1869;
-  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1872 = v1870 < v1;
   const bool v1873 = v1871 && v1872;
   if (v1873) {
@@ -1905,11 +1905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1877 = v1876 + v1870;
     out[v1877] = v1875;
   }
-  const unsigned int v1878 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1878 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1879 = v1580 + v1878;
-  const unsigned int v1880 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1880 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1881 = v1579 + v1880;
-  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1883 = v1881 < v1;
   const bool v1884 = v1882 && v1883;
   if (v1884) {
@@ -1919,11 +1919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1888 = v1887 + v1881;
     out[v1888] = v1886;
   }
-  const unsigned int v1889 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1889 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1890 = v1580 + v1889;
-  const unsigned int v1891 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1891 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1892 = v1579 + v1891;
-  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1894 = v1892 < v1;
   const bool v1895 = v1893 && v1894;
   if (v1895) {
@@ -1933,11 +1933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1899 = v1898 + v1892;
     out[v1899] = v1897;
   }
-  const unsigned int v1900 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1900 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1901 = v1580 + v1900;
-  const unsigned int v1902 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1902 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1903 = v1579 + v1902;
-  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1947,11 +1947,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1910 = v1909 + v1903;
     out[v1910] = v1908;
   }
-  const unsigned int v1911 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1911 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1912 = v1580 + v1911;
-  const unsigned int v1913 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1913 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1914 = v1579 + v1913;
-  const bool v1915 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1915 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1916 = v1914 < v1;
   const bool v1917 = v1915 && v1916;
   if (v1917) {
@@ -1961,11 +1961,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1921 = v1920 + v1914;
     out[v1921] = v1919;
   }
-  const unsigned int v1922 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1922 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1923 = v1580 + v1922;
-  const unsigned int v1924 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1924 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1925 = v1579 + v1924;
-  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1927 = v1925 < v1;
   const bool v1928 = v1926 && v1927;
   if (v1928) {
@@ -1975,11 +1975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1932 = v1931 + v1925;
     out[v1932] = v1930;
   }
-  const unsigned int v1933 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1933 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1934 = v1580 + v1933;
-  const unsigned int v1935 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1935 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1936 = v1579 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1938 = v1936 < v1;
   const bool v1939 = v1937 && v1938;
   if (v1939) {
@@ -1989,11 +1989,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1943 = v1942 + v1936;
     out[v1943] = v1941;
   }
-  const unsigned int v1944 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1944 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1945 = v1580 + v1944;
-  const unsigned int v1946 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1946 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1947 = v1579 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2003,11 +2003,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1954 = v1953 + v1947;
     out[v1954] = v1952;
   }
-  const unsigned int v1955 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1955 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1956 = v1580 + v1955;
-  const unsigned int v1957 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1957 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1958 = v1579 + v1957;
-  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1960 = v1958 < v1;
   const bool v1961 = v1959 && v1960;
   if (v1961) {
@@ -2017,11 +2017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1965 = v1964 + v1958;
     out[v1965] = v1963;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1966 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1967 = v1580 + v1966;
-  const unsigned int v1968 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1968 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1969 = v1579 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -2031,11 +2031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1976 = v1975 + v1969;
     out[v1976] = v1974;
   }
-  const unsigned int v1977 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1977 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1978 = v1580 + v1977;
-  const unsigned int v1979 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1979 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1980 = v1579 + v1979;
-  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1982 = v1980 < v1;
   const bool v1983 = v1981 && v1982;
   if (v1983) {
@@ -2045,11 +2045,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1987 = v1986 + v1980;
     out[v1987] = v1985;
   }
-  const unsigned int v1988 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1988 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1989 = v1580 + v1988;
-  const unsigned int v1990 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1990 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1991 = v1579 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1993 = v1991 < v1;
   const bool v1994 = v1992 && v1993;
   if (v1994) {
@@ -2059,11 +2059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v1998 = v1997 + v1991;
     out[v1998] = v1996;
   }
-  const unsigned int v1999 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1999 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2000 = v1580 + v1999;
-  const unsigned int v2001 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2001 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2002 = v1579 + v2001;
-  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2004 = v2002 < v1;
   const bool v2005 = v2003 && v2004;
   if (v2005) {
@@ -2073,11 +2073,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2009 = v2008 + v2002;
     out[v2009] = v2007;
   }
-  const unsigned int v2010 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2010 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2011 = v1580 + v2010;
-  const unsigned int v2012 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2012 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2013 = v1579 + v2012;
-  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2015 = v2013 < v1;
   const bool v2016 = v2014 && v2015;
   if (v2016) {
@@ -2087,11 +2087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2020 = v2019 + v2013;
     out[v2020] = v2018;
   }
-  const unsigned int v2021 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2021 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2022 = v1580 + v2021;
-  const unsigned int v2023 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2023 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2024 = v1579 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2026 = v2024 < v1;
   const bool v2027 = v2025 && v2026;
   if (v2027) {
@@ -2101,11 +2101,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2031 = v2030 + v2024;
     out[v2031] = v2029;
   }
-  const unsigned int v2032 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2032 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2033 = v1580 + v2032;
-  const unsigned int v2034 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2034 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2035 = v1579 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2115,11 +2115,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2042 = v2041 + v2035;
     out[v2042] = v2040;
   }
-  const unsigned int v2043 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2043 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2044 = v1580 + v2043;
-  const unsigned int v2045 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2045 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2046 = v1579 + v2045;
-  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2048 = v2046 < v1;
   const bool v2049 = v2047 && v2048;
   if (v2049) {
@@ -2129,11 +2129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2053 = v2052 + v2046;
     out[v2053] = v2051;
   }
-  const unsigned int v2054 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2054 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2055 = v1580 + v2054;
-  const unsigned int v2056 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2056 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2057 = v1579 + v2056;
-  const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2059 = v2057 < v1;
   const bool v2060 = v2058 && v2059;
   if (v2060) {
@@ -2143,11 +2143,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2064 = v2063 + v2057;
     out[v2064] = v2062;
   }
-  const unsigned int v2065 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2065 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2066 = v1580 + v2065;
-  const unsigned int v2067 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2067 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2068 = v1579 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2070 = v2068 < v1;
   const bool v2071 = v2069 && v2070;
   if (v2071) {
@@ -2157,11 +2157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2075 = v2074 + v2068;
     out[v2075] = v2073;
   }
-  const unsigned int v2076 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2076 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2077 = v1580 + v2076;
-  const unsigned int v2078 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2078 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2079 = v1579 + v2078;
-  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2081 = v2079 < v1;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -2171,11 +2171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2086 = v2085 + v2079;
     out[v2086] = v2084;
   }
-  const unsigned int v2087 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2087 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2088 = v1580 + v2087;
-  const unsigned int v2089 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2089 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2090 = v1579 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
@@ -2185,11 +2185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2097 = v2096 + v2090;
     out[v2097] = v2095;
   }
-  const unsigned int v2098 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2098 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2099 = v1580 + v2098;
-  const unsigned int v2100 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2100 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2101 = v1579 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2103 = v2101 < v1;
   const bool v2104 = v2102 && v2103;
   if (v2104) {
@@ -2199,11 +2199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2108 = v2107 + v2101;
     out[v2108] = v2106;
   }
-  const unsigned int v2109 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2109 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2110 = v1580 + v2109;
-  const unsigned int v2111 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2111 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2112 = v1579 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2114 = v2112 < v1;
   const bool v2115 = v2113 && v2114;
   if (v2115) {
@@ -2213,11 +2213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2119 = v2118 + v2112;
     out[v2119] = v2117;
   }
-  const unsigned int v2120 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2120 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2121 = v1580 + v2120;
-  const unsigned int v2122 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2122 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2123 = v1579 + v2122;
-  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2125 = v2123 < v1;
   const bool v2126 = v2124 && v2125;
   if (v2126) {
@@ -2227,11 +2227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2130 = v2129 + v2123;
     out[v2130] = v2128;
   }
-  const unsigned int v2131 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2131 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2132 = v1580 + v2131;
-  const unsigned int v2133 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2133 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2134 = v1579 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2136 = v2134 < v1;
   const bool v2137 = v2135 && v2136;
   if (v2137) {
@@ -2241,11 +2241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2141 = v2140 + v2134;
     out[v2141] = v2139;
   }
-  const unsigned int v2142 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2142 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2143 = v1580 + v2142;
-  const unsigned int v2144 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2144 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2145 = v1579 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2147 = v2145 < v1;
   const bool v2148 = v2146 && v2147;
   if (v2148) {
@@ -2255,11 +2255,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2152 = v2151 + v2145;
     out[v2152] = v2150;
   }
-  const unsigned int v2153 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2153 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2154 = v1580 + v2153;
-  const unsigned int v2155 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2155 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2156 = v1579 + v2155;
-  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2158 = v2156 < v1;
   const bool v2159 = v2157 && v2158;
   if (v2159) {
@@ -2269,11 +2269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2163 = v2162 + v2156;
     out[v2163] = v2161;
   }
-  const unsigned int v2164 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2164 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2165 = v1580 + v2164;
-  const unsigned int v2166 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2166 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2167 = v1579 + v2166;
-  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2169 = v2167 < v1;
   const bool v2170 = v2168 && v2169;
   if (v2170) {
@@ -2283,11 +2283,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2174 = v2173 + v2167;
     out[v2174] = v2172;
   }
-  const unsigned int v2175 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2175 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2176 = v1580 + v2175;
-  const unsigned int v2177 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2177 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2178 = v1579 + v2177;
-  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2180 = v2178 < v1;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -2297,11 +2297,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2185 = v2184 + v2178;
     out[v2185] = v2183;
   }
-  const unsigned int v2186 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2186 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2187 = v1580 + v2186;
-  const unsigned int v2188 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2188 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2189 = v1579 + v2188;
-  const bool v2190 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2190 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2191 = v2189 < v1;
   const bool v2192 = v2190 && v2191;
   if (v2192) {
@@ -2311,11 +2311,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2196 = v2195 + v2189;
     out[v2196] = v2194;
   }
-  const unsigned int v2197 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2197 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2198 = v1580 + v2197;
-  const unsigned int v2199 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2199 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2200 = v1579 + v2199;
-  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2202 = v2200 < v1;
   const bool v2203 = v2201 && v2202;
   if (v2203) {
@@ -2325,11 +2325,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2207 = v2206 + v2200;
     out[v2207] = v2205;
   }
-  const unsigned int v2208 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2208 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2209 = v1580 + v2208;
-  const unsigned int v2210 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2210 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2211 = v1579 + v2210;
-  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2213 = v2211 < v1;
   const bool v2214 = v2212 && v2213;
   if (v2214) {
@@ -2339,11 +2339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2218 = v2217 + v2211;
     out[v2218] = v2216;
   }
-  const unsigned int v2219 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2219 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2220 = v1580 + v2219;
-  const unsigned int v2221 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2221 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2222 = v1579 + v2221;
-  const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2224 = v2222 < v1;
   const bool v2225 = v2223 && v2224;
   if (v2225) {
@@ -2353,11 +2353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2229 = v2228 + v2222;
     out[v2229] = v2227;
   }
-  const unsigned int v2230 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2230 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2231 = v1580 + v2230;
-  const unsigned int v2232 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2232 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2233 = v1579 + v2232;
-  const bool v2234 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2234 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2235 = v2233 < v1;
   const bool v2236 = v2234 && v2235;
   if (v2236) {
@@ -2367,11 +2367,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2240 = v2239 + v2233;
     out[v2240] = v2238;
   }
-  const unsigned int v2241 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2241 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2242 = v1580 + v2241;
-  const unsigned int v2243 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2243 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2244 = v1579 + v2243;
-  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2246 = v2244 < v1;
   const bool v2247 = v2245 && v2246;
   if (v2247) {
@@ -2381,11 +2381,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2251 = v2250 + v2244;
     out[v2251] = v2249;
   }
-  const unsigned int v2252 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2252 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2253 = v1580 + v2252;
-  const unsigned int v2254 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2254 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2255 = v1579 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2395,11 +2395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2262 = v2261 + v2255;
     out[v2262] = v2260;
   }
-  const unsigned int v2263 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2263 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2264 = v1580 + v2263;
-  const unsigned int v2265 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2265 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2266 = v1579 + v2265;
-  const bool v2267 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2267 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2268 = v2266 < v1;
   const bool v2269 = v2267 && v2268;
   if (v2269) {
@@ -2409,11 +2409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2273 = v2272 + v2266;
     out[v2273] = v2271;
   }
-  const unsigned int v2274 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2274 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2275 = v1580 + v2274;
-  const unsigned int v2276 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2276 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2277 = v1579 + v2276;
-  const bool v2278 = v2275 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2278 = v2275 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2279 = v2277 < v1;
   const bool v2280 = v2278 && v2279;
   if (v2280) {
@@ -2423,11 +2423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2284 = v2283 + v2277;
     out[v2284] = v2282;
   }
-  const unsigned int v2285 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2285 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2286 = v1580 + v2285;
-  const unsigned int v2287 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2287 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2288 = v1579 + v2287;
-  const bool v2289 = v2286 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2289 = v2286 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2290 = v2288 < v1;
   const bool v2291 = v2289 && v2290;
   if (v2291) {
@@ -2437,11 +2437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2295 = v2294 + v2288;
     out[v2295] = v2293;
   }
-  const unsigned int v2296 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2296 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2297 = v1580 + v2296;
-  const unsigned int v2298 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2298 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2299 = v1579 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -2451,11 +2451,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2306 = v2305 + v2299;
     out[v2306] = v2304;
   }
-  const unsigned int v2307 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2307 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2308 = v1580 + v2307;
-  const unsigned int v2309 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2309 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2310 = v1579 + v2309;
-  const bool v2311 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2311 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2312 = v2310 < v1;
   const bool v2313 = v2311 && v2312;
   if (v2313) {
@@ -2465,11 +2465,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2317 = v2316 + v2310;
     out[v2317] = v2315;
   }
-  const unsigned int v2318 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2318 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2319 = v1580 + v2318;
-  const unsigned int v2320 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2320 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2321 = v1579 + v2320;
-  const bool v2322 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2322 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2323 = v2321 < v1;
   const bool v2324 = v2322 && v2323;
   if (v2324) {
@@ -2479,11 +2479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2328 = v2327 + v2321;
     out[v2328] = v2326;
   }
-  const unsigned int v2329 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2329 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2330 = v1580 + v2329;
-  const unsigned int v2331 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2331 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2332 = v1579 + v2331;
-  const bool v2333 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2333 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2334 = v2332 < v1;
   const bool v2335 = v2333 && v2334;
   if (v2335) {
@@ -2493,11 +2493,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2339 = v2338 + v2332;
     out[v2339] = v2337;
   }
-  const unsigned int v2340 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2340 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2341 = v1580 + v2340;
-  const unsigned int v2342 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2342 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2343 = v1579 + v2342;
-  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2345 = v2343 < v1;
   const bool v2346 = v2344 && v2345;
   if (v2346) {
@@ -2507,11 +2507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2350 = v2349 + v2343;
     out[v2350] = v2348;
   }
-  const unsigned int v2351 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2351 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2352 = v1580 + v2351;
-  const unsigned int v2353 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2353 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2354 = v1579 + v2353;
-  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2356 = v2354 < v1;
   const bool v2357 = v2355 && v2356;
   if (v2357) {
@@ -2521,11 +2521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2361 = v2360 + v2354;
     out[v2361] = v2359;
   }
-  const unsigned int v2362 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2362 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2363 = v1580 + v2362;
-  const unsigned int v2364 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2364 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2365 = v1579 + v2364;
-  const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2367 = v2365 < v1;
   const bool v2368 = v2366 && v2367;
   if (v2368) {
@@ -2535,11 +2535,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2372 = v2371 + v2365;
     out[v2372] = v2370;
   }
-  const unsigned int v2373 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2373 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2374 = v1580 + v2373;
-  const unsigned int v2375 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2375 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2376 = v1579 + v2375;
-  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2378 = v2376 < v1;
   const bool v2379 = v2377 && v2378;
   if (v2379) {
@@ -2549,11 +2549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2383 = v2382 + v2376;
     out[v2383] = v2381;
   }
-  const unsigned int v2384 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2384 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2385 = v1580 + v2384;
-  const unsigned int v2386 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2386 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2387 = v1579 + v2386;
-  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2389 = v2387 < v1;
   const bool v2390 = v2388 && v2389;
   if (v2390) {
@@ -2563,11 +2563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2394 = v2393 + v2387;
     out[v2394] = v2392;
   }
-  const unsigned int v2395 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2395 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2396 = v1580 + v2395;
-  const unsigned int v2397 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2397 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2398 = v1579 + v2397;
-  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2400 = v2398 < v1;
   const bool v2401 = v2399 && v2400;
   if (v2401) {
@@ -2577,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2405 = v2404 + v2398;
     out[v2405] = v2403;
   }
-  const unsigned int v2406 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2406 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2407 = v1580 + v2406;
-  const unsigned int v2408 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2408 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2409 = v1579 + v2408;
-  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2411 = v2409 < v1;
   const bool v2412 = v2410 && v2411;
   if (v2412) {
@@ -2591,11 +2591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2416 = v2415 + v2409;
     out[v2416] = v2414;
   }
-  const unsigned int v2417 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2417 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2418 = v1580 + v2417;
-  const unsigned int v2419 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2419 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2420 = v1579 + v2419;
-  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2422 = v2420 < v1;
   const bool v2423 = v2421 && v2422;
   if (v2423) {
@@ -2605,11 +2605,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2427 = v2426 + v2420;
     out[v2427] = v2425;
   }
-  const unsigned int v2428 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2428 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2429 = v1580 + v2428;
-  const unsigned int v2430 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2430 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2431 = v1579 + v2430;
-  const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2433 = v2431 < v1;
   const bool v2434 = v2432 && v2433;
   if (v2434) {
@@ -2619,11 +2619,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2438 = v2437 + v2431;
     out[v2438] = v2436;
   }
-  const unsigned int v2439 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2439 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2440 = v1580 + v2439;
-  const unsigned int v2441 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2441 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2442 = v1579 + v2441;
-  const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2444 = v2442 < v1;
   const bool v2445 = v2443 && v2444;
   if (v2445) {
@@ -2633,11 +2633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2449 = v2448 + v2442;
     out[v2449] = v2447;
   }
-  const unsigned int v2450 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2450 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2451 = v1580 + v2450;
-  const unsigned int v2452 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2452 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2453 = v1579 + v2452;
-  const bool v2454 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2454 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2455 = v2453 < v1;
   const bool v2456 = v2454 && v2455;
   if (v2456) {
@@ -2647,11 +2647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2460 = v2459 + v2453;
     out[v2460] = v2458;
   }
-  const unsigned int v2461 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2461 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2462 = v1580 + v2461;
-  const unsigned int v2463 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2463 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2464 = v1579 + v2463;
-  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2466 = v2464 < v1;
   const bool v2467 = v2465 && v2466;
   if (v2467) {
@@ -2661,11 +2661,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2471 = v2470 + v2464;
     out[v2471] = v2469;
   }
-  const unsigned int v2472 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2472 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2473 = v1580 + v2472;
-  const unsigned int v2474 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2474 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2475 = v1579 + v2474;
-  const bool v2476 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2476 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2477 = v2475 < v1;
   const bool v2478 = v2476 && v2477;
   if (v2478) {
@@ -2675,11 +2675,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2482 = v2481 + v2475;
     out[v2482] = v2480;
   }
-  const unsigned int v2483 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2483 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2484 = v1580 + v2483;
-  const unsigned int v2485 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2485 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2486 = v1579 + v2485;
-  const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2488 = v2486 < v1;
   const bool v2489 = v2487 && v2488;
   if (v2489) {
@@ -2689,11 +2689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2493 = v2492 + v2486;
     out[v2493] = v2491;
   }
-  const unsigned int v2494 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2494 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2495 = v1580 + v2494;
-  const unsigned int v2496 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2496 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2497 = v1579 + v2496;
-  const bool v2498 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2498 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2499 = v2497 < v1;
   const bool v2500 = v2498 && v2499;
   if (v2500) {
@@ -2703,11 +2703,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2504 = v2503 + v2497;
     out[v2504] = v2502;
   }
-  const unsigned int v2505 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2505 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2506 = v1580 + v2505;
-  const unsigned int v2507 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2507 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2508 = v1579 + v2507;
-  const bool v2509 = v2506 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2509 = v2506 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2510 = v2508 < v1;
   const bool v2511 = v2509 && v2510;
   if (v2511) {
@@ -2717,11 +2717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2515 = v2514 + v2508;
     out[v2515] = v2513;
   }
-  const unsigned int v2516 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2516 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2517 = v1580 + v2516;
-  const unsigned int v2518 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2518 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2519 = v1579 + v2518;
-  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2521 = v2519 < v1;
   const bool v2522 = v2520 && v2521;
   if (v2522) {
@@ -2731,11 +2731,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2526 = v2525 + v2519;
     out[v2526] = v2524;
   }
-  const unsigned int v2527 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2527 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2528 = v1580 + v2527;
-  const unsigned int v2529 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2529 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2530 = v1579 + v2529;
-  const bool v2531 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2531 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2532 = v2530 < v1;
   const bool v2533 = v2531 && v2532;
   if (v2533) {
@@ -2745,11 +2745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2537 = v2536 + v2530;
     out[v2537] = v2535;
   }
-  const unsigned int v2538 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2538 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2539 = v1580 + v2538;
-  const unsigned int v2540 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2540 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2541 = v1579 + v2540;
-  const bool v2542 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2542 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2543 = v2541 < v1;
   const bool v2544 = v2542 && v2543;
   if (v2544) {
@@ -2759,11 +2759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2548 = v2547 + v2541;
     out[v2548] = v2546;
   }
-  const unsigned int v2549 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2549 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2550 = v1580 + v2549;
-  const unsigned int v2551 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2551 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2552 = v1579 + v2551;
-  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2554 = v2552 < v1;
   const bool v2555 = v2553 && v2554;
   if (v2555) {
@@ -2773,11 +2773,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2559 = v2558 + v2552;
     out[v2559] = v2557;
   }
-  const unsigned int v2560 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2560 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2561 = v1580 + v2560;
-  const unsigned int v2562 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2562 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2563 = v1579 + v2562;
-  const bool v2564 = v2561 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2564 = v2561 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2565 = v2563 < v1;
   const bool v2566 = v2564 && v2565;
   if (v2566) {
@@ -2787,11 +2787,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2570 = v2569 + v2563;
     out[v2570] = v2568;
   }
-  const unsigned int v2571 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2571 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2572 = v1580 + v2571;
-  const unsigned int v2573 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2573 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2574 = v1579 + v2573;
-  const bool v2575 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2575 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2576 = v2574 < v1;
   const bool v2577 = v2575 && v2576;
   if (v2577) {
@@ -2801,11 +2801,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2581 = v2580 + v2574;
     out[v2581] = v2579;
   }
-  const unsigned int v2582 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2582 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2583 = v1580 + v2582;
-  const unsigned int v2584 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2584 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2585 = v1579 + v2584;
-  const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2587 = v2585 < v1;
   const bool v2588 = v2586 && v2587;
   if (v2588) {
@@ -2815,11 +2815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2592 = v2591 + v2585;
     out[v2592] = v2590;
   }
-  const unsigned int v2593 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2593 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2594 = v1580 + v2593;
-  const unsigned int v2595 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2595 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2596 = v1579 + v2595;
-  const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2598 = v2596 < v1;
   const bool v2599 = v2597 && v2598;
   if (v2599) {
@@ -2829,11 +2829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2603 = v2602 + v2596;
     out[v2603] = v2601;
   }
-  const unsigned int v2604 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2604 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2605 = v1580 + v2604;
-  const unsigned int v2606 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2606 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2607 = v1579 + v2606;
-  const bool v2608 = v2605 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2608 = v2605 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2609 = v2607 < v1;
   const bool v2610 = v2608 && v2609;
   if (v2610) {
@@ -2843,11 +2843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2614 = v2613 + v2607;
     out[v2614] = v2612;
   }
-  const unsigned int v2615 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2615 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2616 = v1580 + v2615;
-  const unsigned int v2617 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2617 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2618 = v1579 + v2617;
-  const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2620 = v2618 < v1;
   const bool v2621 = v2619 && v2620;
   if (v2621) {
@@ -2857,11 +2857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2625 = v2624 + v2618;
     out[v2625] = v2623;
   }
-  const unsigned int v2626 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2626 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2627 = v1580 + v2626;
-  const unsigned int v2628 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2628 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2629 = v1579 + v2628;
-  const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2631 = v2629 < v1;
   const bool v2632 = v2630 && v2631;
   if (v2632) {
@@ -2871,11 +2871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2636 = v2635 + v2629;
     out[v2636] = v2634;
   }
-  const unsigned int v2637 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2637 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2638 = v1580 + v2637;
-  const unsigned int v2639 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2639 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2640 = v1579 + v2639;
-  const bool v2641 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2641 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2642 = v2640 < v1;
   const bool v2643 = v2641 && v2642;
   if (v2643) {
@@ -2885,11 +2885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2647 = v2646 + v2640;
     out[v2647] = v2645;
   }
-  const unsigned int v2648 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2648 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2649 = v1580 + v2648;
-  const unsigned int v2650 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2650 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2651 = v1579 + v2650;
-  const bool v2652 = v2649 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2652 = v2649 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2653 = v2651 < v1;
   const bool v2654 = v2652 && v2653;
   if (v2654) {
@@ -2899,11 +2899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2658 = v2657 + v2651;
     out[v2658] = v2656;
   }
-  const unsigned int v2659 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2659 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2660 = v1580 + v2659;
-  const unsigned int v2661 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2661 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2662 = v1579 + v2661;
-  const bool v2663 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2663 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2664 = v2662 < v1;
   const bool v2665 = v2663 && v2664;
   if (v2665) {
@@ -2913,11 +2913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2669 = v2668 + v2662;
     out[v2669] = v2667;
   }
-  const unsigned int v2670 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2670 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2671 = v1580 + v2670;
-  const unsigned int v2672 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2672 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2673 = v1579 + v2672;
-  const bool v2674 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2674 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2675 = v2673 < v1;
   const bool v2676 = v2674 && v2675;
   if (v2676) {
@@ -2927,11 +2927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2680 = v2679 + v2673;
     out[v2680] = v2678;
   }
-  const unsigned int v2681 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2681 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2682 = v1580 + v2681;
-  const unsigned int v2683 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2683 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2684 = v1579 + v2683;
-  const bool v2685 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2685 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2686 = v2684 < v1;
   const bool v2687 = v2685 && v2686;
   if (v2687) {
@@ -2941,11 +2941,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2691 = v2690 + v2684;
     out[v2691] = v2689;
   }
-  const unsigned int v2692 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2692 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2693 = v1580 + v2692;
-  const unsigned int v2694 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2694 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2695 = v1579 + v2694;
-  const bool v2696 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2696 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2697 = v2695 < v1;
   const bool v2698 = v2696 && v2697;
   if (v2698) {
@@ -2955,11 +2955,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2702 = v2701 + v2695;
     out[v2702] = v2700;
   }
-  const unsigned int v2703 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2703 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2704 = v1580 + v2703;
-  const unsigned int v2705 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2705 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2706 = v1579 + v2705;
-  const bool v2707 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2707 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2708 = v2706 < v1;
   const bool v2709 = v2707 && v2708;
   if (v2709) {
@@ -2969,11 +2969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2713 = v2712 + v2706;
     out[v2713] = v2711;
   }
-  const unsigned int v2714 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2714 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2715 = v1580 + v2714;
-  const unsigned int v2716 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2716 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2717 = v1579 + v2716;
-  const bool v2718 = v2715 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2718 = v2715 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2719 = v2717 < v1;
   const bool v2720 = v2718 && v2719;
   if (v2720) {
@@ -2983,11 +2983,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2724 = v2723 + v2717;
     out[v2724] = v2722;
   }
-  const unsigned int v2725 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2725 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2726 = v1580 + v2725;
-  const unsigned int v2727 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2727 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2728 = v1579 + v2727;
-  const bool v2729 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2729 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2730 = v2728 < v1;
   const bool v2731 = v2729 && v2730;
   if (v2731) {
@@ -2997,11 +2997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2735 = v2734 + v2728;
     out[v2735] = v2733;
   }
-  const unsigned int v2736 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2736 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2737 = v1580 + v2736;
-  const unsigned int v2738 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2738 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2739 = v1579 + v2738;
-  const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2741 = v2739 < v1;
   const bool v2742 = v2740 && v2741;
   if (v2742) {
@@ -3011,11 +3011,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2746 = v2745 + v2739;
     out[v2746] = v2744;
   }
-  const unsigned int v2747 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2747 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2748 = v1580 + v2747;
-  const unsigned int v2749 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2749 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2750 = v1579 + v2749;
-  const bool v2751 = v2748 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2751 = v2748 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2752 = v2750 < v1;
   const bool v2753 = v2751 && v2752;
   if (v2753) {
@@ -3025,11 +3025,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2757 = v2756 + v2750;
     out[v2757] = v2755;
   }
-  const unsigned int v2758 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2758 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2759 = v1580 + v2758;
-  const unsigned int v2760 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2760 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2761 = v1579 + v2760;
-  const bool v2762 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2762 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2763 = v2761 < v1;
   const bool v2764 = v2762 && v2763;
   if (v2764) {
@@ -3039,11 +3039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2768 = v2767 + v2761;
     out[v2768] = v2766;
   }
-  const unsigned int v2769 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2769 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2770 = v1580 + v2769;
-  const unsigned int v2771 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2771 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2772 = v1579 + v2771;
-  const bool v2773 = v2770 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2773 = v2770 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2774 = v2772 < v1;
   const bool v2775 = v2773 && v2774;
   if (v2775) {
@@ -3053,11 +3053,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2779 = v2778 + v2772;
     out[v2779] = v2777;
   }
-  const unsigned int v2780 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2780 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2781 = v1580 + v2780;
-  const unsigned int v2782 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2782 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2783 = v1579 + v2782;
-  const bool v2784 = v2781 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2784 = v2781 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2785 = v2783 < v1;
   const bool v2786 = v2784 && v2785;
   if (v2786) {
@@ -3067,11 +3067,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2790 = v2789 + v2783;
     out[v2790] = v2788;
   }
-  const unsigned int v2791 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2791 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2792 = v1580 + v2791;
-  const unsigned int v2793 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2793 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2794 = v1579 + v2793;
-  const bool v2795 = v2792 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2795 = v2792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2796 = v2794 < v1;
   const bool v2797 = v2795 && v2796;
   if (v2797) {
@@ -3081,11 +3081,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2801 = v2800 + v2794;
     out[v2801] = v2799;
   }
-  const unsigned int v2802 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2802 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2803 = v1580 + v2802;
-  const unsigned int v2804 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2804 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2805 = v1579 + v2804;
-  const bool v2806 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2806 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2807 = v2805 < v1;
   const bool v2808 = v2806 && v2807;
   if (v2808) {
@@ -3095,11 +3095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2812 = v2811 + v2805;
     out[v2812] = v2810;
   }
-  const unsigned int v2813 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2813 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2814 = v1580 + v2813;
-  const unsigned int v2815 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2815 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2816 = v1579 + v2815;
-  const bool v2817 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2817 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2818 = v2816 < v1;
   const bool v2819 = v2817 && v2818;
   if (v2819) {
@@ -3109,11 +3109,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2823 = v2822 + v2816;
     out[v2823] = v2821;
   }
-  const unsigned int v2824 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2824 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2825 = v1580 + v2824;
-  const unsigned int v2826 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2826 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2827 = v1579 + v2826;
-  const bool v2828 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2828 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2829 = v2827 < v1;
   const bool v2830 = v2828 && v2829;
   if (v2830) {
@@ -3123,11 +3123,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2834 = v2833 + v2827;
     out[v2834] = v2832;
   }
-  const unsigned int v2835 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2835 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2836 = v1580 + v2835;
-  const unsigned int v2837 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2837 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2838 = v1579 + v2837;
-  const bool v2839 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2839 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2840 = v2838 < v1;
   const bool v2841 = v2839 && v2840;
   if (v2841) {
@@ -3137,11 +3137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2845 = v2844 + v2838;
     out[v2845] = v2843;
   }
-  const unsigned int v2846 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2846 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2847 = v1580 + v2846;
-  const unsigned int v2848 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2848 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2849 = v1579 + v2848;
-  const bool v2850 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2850 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2851 = v2849 < v1;
   const bool v2852 = v2850 && v2851;
   if (v2852) {
@@ -3151,11 +3151,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2856 = v2855 + v2849;
     out[v2856] = v2854;
   }
-  const unsigned int v2857 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2857 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2858 = v1580 + v2857;
-  const unsigned int v2859 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2859 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2860 = v1579 + v2859;
-  const bool v2861 = v2858 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2861 = v2858 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2862 = v2860 < v1;
   const bool v2863 = v2861 && v2862;
   if (v2863) {
@@ -3165,11 +3165,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2867 = v2866 + v2860;
     out[v2867] = v2865;
   }
-  const unsigned int v2868 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2868 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2869 = v1580 + v2868;
-  const unsigned int v2870 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2870 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2871 = v1579 + v2870;
-  const bool v2872 = v2869 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2872 = v2869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2873 = v2871 < v1;
   const bool v2874 = v2872 && v2873;
   if (v2874) {
@@ -3179,11 +3179,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2878 = v2877 + v2871;
     out[v2878] = v2876;
   }
-  const unsigned int v2879 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2879 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2880 = v1580 + v2879;
-  const unsigned int v2881 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2881 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2882 = v1579 + v2881;
-  const bool v2883 = v2880 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2883 = v2880 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2884 = v2882 < v1;
   const bool v2885 = v2883 && v2884;
   if (v2885) {
@@ -3193,11 +3193,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2889 = v2888 + v2882;
     out[v2889] = v2887;
   }
-  const unsigned int v2890 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2890 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2891 = v1580 + v2890;
-  const unsigned int v2892 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2892 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2893 = v1579 + v2892;
-  const bool v2894 = v2891 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2894 = v2891 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2895 = v2893 < v1;
   const bool v2896 = v2894 && v2895;
   if (v2896) {
@@ -3207,11 +3207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2900 = v2899 + v2893;
     out[v2900] = v2898;
   }
-  const unsigned int v2901 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2901 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2902 = v1580 + v2901;
-  const unsigned int v2903 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2903 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2904 = v1579 + v2903;
-  const bool v2905 = v2902 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2905 = v2902 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2906 = v2904 < v1;
   const bool v2907 = v2905 && v2906;
   if (v2907) {
@@ -3221,11 +3221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2911 = v2910 + v2904;
     out[v2911] = v2909;
   }
-  const unsigned int v2912 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2912 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2913 = v1580 + v2912;
-  const unsigned int v2914 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2914 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2915 = v1579 + v2914;
-  const bool v2916 = v2913 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2916 = v2913 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2917 = v2915 < v1;
   const bool v2918 = v2916 && v2917;
   if (v2918) {
@@ -3235,11 +3235,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2922 = v2921 + v2915;
     out[v2922] = v2920;
   }
-  const unsigned int v2923 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2923 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2924 = v1580 + v2923;
-  const unsigned int v2925 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2925 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2926 = v1579 + v2925;
-  const bool v2927 = v2924 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2927 = v2924 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2928 = v2926 < v1;
   const bool v2929 = v2927 && v2928;
   if (v2929) {
@@ -3249,11 +3249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2933 = v2932 + v2926;
     out[v2933] = v2931;
   }
-  const unsigned int v2934 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2934 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2935 = v1580 + v2934;
-  const unsigned int v2936 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2936 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2937 = v1579 + v2936;
-  const bool v2938 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2938 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2939 = v2937 < v1;
   const bool v2940 = v2938 && v2939;
   if (v2940) {
@@ -3263,11 +3263,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2944 = v2943 + v2937;
     out[v2944] = v2942;
   }
-  const unsigned int v2945 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2945 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2946 = v1580 + v2945;
-  const unsigned int v2947 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2947 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2948 = v1579 + v2947;
-  const bool v2949 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2949 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2950 = v2948 < v1;
   const bool v2951 = v2949 && v2950;
   if (v2951) {
@@ -3277,11 +3277,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2955 = v2954 + v2948;
     out[v2955] = v2953;
   }
-  const unsigned int v2956 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2956 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2957 = v1580 + v2956;
-  const unsigned int v2958 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2958 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2959 = v1579 + v2958;
-  const bool v2960 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2960 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2961 = v2959 < v1;
   const bool v2962 = v2960 && v2961;
   if (v2962) {
@@ -3291,11 +3291,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2966 = v2965 + v2959;
     out[v2966] = v2964;
   }
-  const unsigned int v2967 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2967 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2968 = v1580 + v2967;
-  const unsigned int v2969 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2969 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2970 = v1579 + v2969;
-  const bool v2971 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2971 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2972 = v2970 < v1;
   const bool v2973 = v2971 && v2972;
   if (v2973) {
@@ -3305,11 +3305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
     const unsigned int v2977 = v2976 + v2970;
     out[v2977] = v2975;
   }
-  const unsigned int v2978 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2978 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2979 = v1580 + v2978;
-  const unsigned int v2980 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2980 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2981 = v1579 + v2980;
-  const bool v2982 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2982 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2983 = v2981 < v1;
   const bool v2984 = v2982 && v2983;
   if (v2984) {

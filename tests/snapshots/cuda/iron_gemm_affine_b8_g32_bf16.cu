@@ -268,107 +268,107 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
   const unsigned int v0 = m;  // kernels/gemm/gemm_quant.cpp:63
   const unsigned int v1 = n;
   const unsigned int v2 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v37, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v39, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:249
-    for (unsigned int v3016 = 0u; v3016 < 2u; v3016 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v3016 = 0u; v3016 < 2u; v3016 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3017 = v3016 << 5u;
       const bool v3019 = v3017 < v2;
       if (v3019) {
-        const unsigned int v3021 = v3016 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v3023 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3026 = v3023 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3029 = v3023 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3021 = v3016 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v3023 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3026 = v3023 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3029 = v3023 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3030 = v3029 << 3u;
-        const unsigned int v3031 = v22 + v3026;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3031 = v22 + v3026;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3032 = v3031 < v0;
         const unsigned int v3033 = v3017 + v3030;
         const bool v3034 = v3033 < v2;
         const bool v3035 = v3032 && v3034;
-        const unsigned int v3037 = v3031 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3037 = v3031 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3039 = v3037 + v3017;
         const unsigned int v3040 = v3039 + v3030;
         const unsigned int v3041 = v3035 ? v3040 : 0u;
-        const unsigned int v3043 = v3026 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3043 = v3026 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3044 = v3021 + v3043;
         const unsigned int v3045 = v3044 + v3030;
         iron_copy_async<16>(shm0 + v3045, x + v3041, v3035);
-        const unsigned int v3048 = v3023 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3050 = v3048 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3053 = v3048 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3048 = v3023 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3050 = v3048 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3053 = v3048 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3054 = v3053 << 3u;
-        const unsigned int v3055 = v22 + v3050;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3055 = v22 + v3050;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3056 = v3055 < v0;
         const unsigned int v3057 = v3017 + v3054;
         const bool v3058 = v3057 < v2;
         const bool v3059 = v3056 && v3058;
-        const unsigned int v3061 = v3055 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3061 = v3055 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3063 = v3061 + v3017;
         const unsigned int v3064 = v3063 + v3054;
         const unsigned int v3065 = v3059 ? v3064 : 0u;
-        const unsigned int v3067 = v3050 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3067 = v3050 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3068 = v3021 + v3067;
         const unsigned int v3069 = v3068 + v3054;
         iron_copy_async<16>(shm0 + v3069, x + v3065, v3059);
-        const unsigned int v3072 = v3023 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3074 = v3072 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3077 = v3072 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3072 = v3023 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3074 = v3072 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3077 = v3072 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3078 = v3077 << 3u;
-        const unsigned int v3079 = v22 + v3074;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3079 = v22 + v3074;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3080 = v3079 < v0;
         const unsigned int v3081 = v3017 + v3078;
         const bool v3082 = v3081 < v2;
         const bool v3083 = v3080 && v3082;
-        const unsigned int v3085 = v3079 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3085 = v3079 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3087 = v3085 + v3017;
         const unsigned int v3088 = v3087 + v3078;
         const unsigned int v3089 = v3083 ? v3088 : 0u;
-        const unsigned int v3091 = v3074 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3091 = v3074 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3092 = v3021 + v3091;
         const unsigned int v3093 = v3092 + v3078;
         iron_copy_async<16>(shm0 + v3093, x + v3089, v3083);
-        const unsigned int v3096 = v3023 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3098 = v3096 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3101 = v3096 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3096 = v3023 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3098 = v3096 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3101 = v3096 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3102 = v3101 << 3u;
-        const unsigned int v3103 = v22 + v3098;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3103 = v22 + v3098;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3104 = v3103 < v0;
         const unsigned int v3105 = v3017 + v3102;
         const bool v3106 = v3105 < v2;
         const bool v3107 = v3104 && v3106;
-        const unsigned int v3109 = v3103 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3109 = v3103 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3111 = v3109 + v3017;
         const unsigned int v3112 = v3111 + v3102;
         const unsigned int v3113 = v3107 ? v3112 : 0u;
-        const unsigned int v3115 = v3098 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3115 = v3098 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3116 = v3021 + v3115;
         const unsigned int v3117 = v3116 + v3102;
         iron_copy_async<16>(shm0 + v3117, x + v3113, v3107);
@@ -709,98 +709,98 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
         const iron_bf16 v3793 = iron_f32_to_bf16(v3792);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3117) = iron_bf16x8{{v3772, v3775, v3778, v3781, v3784, v3787, v3790, v3793}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v3812 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v3818 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v3812 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v3818 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v3800 = 0u; v3800 < v2; v3800 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v3800 = 0u; v3800 < v2; v3800 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3802 = v3800 >> 5u;
       const unsigned int v3804 = v3802 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3806 = v3804 * 5120u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v3813 = v3806 + v3812;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v3806 = v3804 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v3813 = v3806 + v3812;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false>(v39, shm0, v3813, 40u);
-      const unsigned int v3819 = v3806 + v3818;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v3819 = v3806 + v3818;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true>(v41, shm1, v3819, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v3826 = v3813 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v3826 = v3813 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false>(v39, shm0, v3826, 40u);
-      const unsigned int v3832 = v3819 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v3832 = v3819 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true>(v41, shm1, v3832, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v3835 = v3800 + 64u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v3835 = v3800 + 64u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3837 = v3802 + 2u;
       const unsigned int v3838 = v3837 % 3u;
       const bool v3839 = v3835 < v2;
       if (v3839) {
-        const unsigned int v3841 = v3838 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v3843 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3846 = v3843 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3849 = v3843 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3841 = v3838 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v3843 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3846 = v3843 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3849 = v3843 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3850 = v3849 << 3u;
-        const unsigned int v3851 = v22 + v3846;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3851 = v22 + v3846;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3852 = v3851 < v0;
         const unsigned int v3853 = v3835 + v3850;
         const bool v3854 = v3853 < v2;
         const bool v3855 = v3852 && v3854;
-        const unsigned int v3857 = v3851 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3857 = v3851 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3859 = v3857 + v3835;
         const unsigned int v3860 = v3859 + v3850;
         const unsigned int v3861 = v3855 ? v3860 : 0u;
-        const unsigned int v3863 = v3846 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3863 = v3846 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3864 = v3841 + v3863;
         const unsigned int v3865 = v3864 + v3850;
         iron_copy_async<16>(shm0 + v3865, x + v3861, v3855);
-        const unsigned int v3868 = v3843 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3870 = v3868 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3873 = v3868 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3868 = v3843 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3870 = v3868 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3873 = v3868 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3874 = v3873 << 3u;
-        const unsigned int v3875 = v22 + v3870;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3875 = v22 + v3870;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3876 = v3875 < v0;
         const unsigned int v3877 = v3835 + v3874;
         const bool v3878 = v3877 < v2;
         const bool v3879 = v3876 && v3878;
-        const unsigned int v3881 = v3875 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3881 = v3875 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3883 = v3881 + v3835;
         const unsigned int v3884 = v3883 + v3874;
         const unsigned int v3885 = v3879 ? v3884 : 0u;
-        const unsigned int v3887 = v3870 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3887 = v3870 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3888 = v3841 + v3887;
         const unsigned int v3889 = v3888 + v3874;
         iron_copy_async<16>(shm0 + v3889, x + v3885, v3879);
-        const unsigned int v3892 = v3843 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3894 = v3892 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3897 = v3892 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3892 = v3843 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3894 = v3892 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3897 = v3892 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3898 = v3897 << 3u;
-        const unsigned int v3899 = v22 + v3894;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3899 = v22 + v3894;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3900 = v3899 < v0;
         const unsigned int v3901 = v3835 + v3898;
         const bool v3902 = v3901 < v2;
         const bool v3903 = v3900 && v3902;
-        const unsigned int v3905 = v3899 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3905 = v3899 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3907 = v3905 + v3835;
         const unsigned int v3908 = v3907 + v3898;
         const unsigned int v3909 = v3903 ? v3908 : 0u;
-        const unsigned int v3911 = v3894 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3911 = v3894 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3912 = v3841 + v3911;
         const unsigned int v3913 = v3912 + v3898;
         iron_copy_async<16>(shm0 + v3913, x + v3909, v3903);
-        const unsigned int v3916 = v3843 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3918 = v3916 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3921 = v3916 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3916 = v3843 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3918 = v3916 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3921 = v3916 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3922 = v3921 << 3u;
-        const unsigned int v3923 = v22 + v3918;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3923 = v22 + v3918;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3924 = v3923 < v0;
         const unsigned int v3925 = v3835 + v3922;
         const bool v3926 = v3925 < v2;
         const bool v3927 = v3924 && v3926;
-        const unsigned int v3929 = v3923 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3929 = v3923 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3931 = v3929 + v3835;
         const unsigned int v3932 = v3931 + v3922;
         const unsigned int v3933 = v3927 ? v3932 : 0u;
-        const unsigned int v3935 = v3918 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3935 = v3918 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3936 = v3841 + v3935;
         const unsigned int v3937 = v3936 + v3922;
         iron_copy_async<16>(shm0 + v3937, x + v3933, v3927);
@@ -1141,11 +1141,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
         const iron_bf16 v4613 = iron_f32_to_bf16(v4612);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3937) = iron_bf16x8{{v4592, v4595, v4598, v4601, v4604, v4607, v4610, v4613}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v870 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v870 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v871 = threadIdx.x;
     const unsigned int v901 = v871 >> 2u;  // kernels/gemm/quant_b.hpp:135
     const unsigned int v904 = v871 & 3u;  // kernels/gemm/quant_b.hpp:136
@@ -1194,30 +1194,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1445 = v1428 * v934;  // kernels/gemm/quant_b.hpp:38
     const unsigned int v1573 = v1411 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1575 = v1573 + v1415;
-    const unsigned int v1582 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1588 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v1596 = v1582 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v1602 = v1588 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1582 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1588 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1596 = v1582 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v1602 = v1588 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v869 = 0u; v869 < v2; v869 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v873 = v871; v873 < 4096u; v873 += v870) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v875 = v873 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v877 = v873 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v878 = v22 + v875;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v869 = 0u; v869 < v2; v869 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v873 = v871; v873 < 4096u; v873 += v870) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v875 = v873 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v877 = v873 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v878 = v22 + v875;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v879 = v878 < v0;
         const unsigned int v880 = v869 + v877;
         const bool v881 = v880 < v2;
         const bool v882 = v879 && v881;
         if (v882) {
-          const unsigned int v884 = v878 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v884 = v878 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v886 = v884 + v869;
           const unsigned int v887 = v886 + v877;
           const iron_bf16 v888 = x[v887];
-          const unsigned int v890 = v875 * 40u;
+          const unsigned int v890 = v875 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v891 = v890 + v877;
           shm0[v891] = v888;
         } else {
-          const unsigned int v893 = v875 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v893 = v875 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v894 = v893 + v877;
           shm0[v894] = iron_f32_to_bf16(0.0f);
         }
@@ -1542,23 +1542,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
       const float v1569 = v1420 ? v1546 : 0.0f;
       const iron_bf16 v1570 = iron_f32_to_bf16(v1569);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1575) = iron_bf16x8{{v1549, v1552, v1555, v1558, v1561, v1564, v1567, v1570}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false>(v39, shm0, v1582, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true>(v41, shm1, v1588, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false>(v39, shm0, v1596, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true>(v41, shm1, v1602, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false>(v39, shm0, v1582, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true>(v41, shm1, v1588, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false>(v39, shm0, v1596, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true>(v41, shm1, v1602, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v1603 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v1603 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v1604 = v22 + v31;
-  const unsigned int v1605 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1605 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1606 = v1604 + v1605;
-  const unsigned int v1607 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1607 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1608 = v1603 + v1607;
-  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1610 = v1608 < v1;
   const bool v1611 = v1609 && v1610;
   if (v1611) {
@@ -1568,11 +1568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1615 = v1614 + v1608;
     out[v1615] = v1613;
   }
-  const unsigned int v1616 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1616 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1617 = v1604 + v1616;
-  const unsigned int v1618 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1618 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1619 = v1603 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1621 = v1619 < v1;
   const bool v1622 = v1620 && v1621;
   if (v1622) {
@@ -1582,11 +1582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1626 = v1625 + v1619;
     out[v1626] = v1624;
   }
-  const unsigned int v1627 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1627 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1628 = v1604 + v1627;
-  const unsigned int v1629 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1629 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1630 = v1603 + v1629;
-  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1632 = v1630 < v1;
   const bool v1633 = v1631 && v1632;
   if (v1633) {
@@ -1596,11 +1596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1637 = v1636 + v1630;
     out[v1637] = v1635;
   }
-  const unsigned int v1638 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1638 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1639 = v1604 + v1638;
-  const unsigned int v1640 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1640 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1641 = v1603 + v1640;
-  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1643 = v1641 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
@@ -1610,11 +1610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1648 = v1647 + v1641;
     out[v1648] = v1646;
   }
-  const unsigned int v1649 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1649 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1650 = v1604 + v1649;
-  const unsigned int v1651 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1651 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1652 = v1603 + v1651;
-  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1654 = v1652 < v1;
   const bool v1655 = v1653 && v1654;
   if (v1655) {
@@ -1624,11 +1624,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1659 = v1658 + v1652;
     out[v1659] = v1657;
   }
-  const unsigned int v1660 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1660 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1661 = v1604 + v1660;
-  const unsigned int v1662 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1662 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1663 = v1603 + v1662;
-  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1665 = v1663 < v1;
   const bool v1666 = v1664 && v1665;
   if (v1666) {
@@ -1638,11 +1638,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1670 = v1669 + v1663;
     out[v1670] = v1668;
   }
-  const unsigned int v1671 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1671 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1672 = v1604 + v1671;
-  const unsigned int v1673 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1673 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1674 = v1603 + v1673;
-  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1676 = v1674 < v1;
   const bool v1677 = v1675 && v1676;
   if (v1677) {
@@ -1652,11 +1652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1681 = v1680 + v1674;
     out[v1681] = v1679;
   }
-  const unsigned int v1682 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1682 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1683 = v1604 + v1682;
-  const unsigned int v1684 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1684 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1685 = v1603 + v1684;
-  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1687 = v1685 < v1;
   const bool v1688 = v1686 && v1687;
   if (v1688) {
@@ -1666,11 +1666,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1692 = v1691 + v1685;
     out[v1692] = v1690;
   }
-  const unsigned int v1693 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1693 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1694 = v1604 + v1693;
-  const unsigned int v1695 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1695 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1696 = v1603 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1698 = v1696 < v1;
   const bool v1699 = v1697 && v1698;
   if (v1699) {
@@ -1680,11 +1680,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1703 = v1702 + v1696;
     out[v1703] = v1701;
   }
-  const unsigned int v1704 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1704 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1705 = v1604 + v1704;
-  const unsigned int v1706 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1706 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1707 = v1603 + v1706;
-  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1709 = v1707 < v1;
   const bool v1710 = v1708 && v1709;
   if (v1710) {
@@ -1694,11 +1694,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1714 = v1713 + v1707;
     out[v1714] = v1712;
   }
-  const unsigned int v1715 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1715 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1716 = v1604 + v1715;
-  const unsigned int v1717 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1717 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1718 = v1603 + v1717;
-  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1720 = v1718 < v1;
   const bool v1721 = v1719 && v1720;
   if (v1721) {
@@ -1708,11 +1708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1725 = v1724 + v1718;
     out[v1725] = v1723;
   }
-  const unsigned int v1726 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1726 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1727 = v1604 + v1726;
-  const unsigned int v1728 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1728 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1729 = v1603 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -1722,11 +1722,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1736 = v1735 + v1729;
     out[v1736] = v1734;
   }
-  const unsigned int v1737 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1737 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1738 = v1604 + v1737;
-  const unsigned int v1739 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1739 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1740 = v1603 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1742 = v1740 < v1;
   const bool v1743 = v1741 && v1742;
   if (v1743) {
@@ -1736,11 +1736,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1747 = v1746 + v1740;
     out[v1747] = v1745;
   }
-  const unsigned int v1748 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1748 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1749 = v1604 + v1748;
-  const unsigned int v1750 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1750 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1751 = v1603 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -1750,11 +1750,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1758 = v1757 + v1751;
     out[v1758] = v1756;
   }
-  const unsigned int v1759 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1759 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1760 = v1604 + v1759;
-  const unsigned int v1761 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1761 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1762 = v1603 + v1761;
-  const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1764 = v1762 < v1;
   const bool v1765 = v1763 && v1764;
   if (v1765) {
@@ -1764,11 +1764,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1769 = v1768 + v1762;
     out[v1769] = v1767;
   }
-  const unsigned int v1770 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1770 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1771 = v1604 + v1770;
-  const unsigned int v1772 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1772 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1773 = v1603 + v1772;
-  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1775 = v1773 < v1;
   const bool v1776 = v1774 && v1775;
   if (v1776) {
@@ -1778,11 +1778,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1780 = v1779 + v1773;
     out[v1780] = v1778;
   }
-  const unsigned int v1781 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1781 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1782 = v1604 + v1781;
-  const unsigned int v1783 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1783 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1784 = v1603 + v1783;
-  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1786 = v1784 < v1;
   const bool v1787 = v1785 && v1786;
   if (v1787) {
@@ -1792,11 +1792,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1791 = v1790 + v1784;
     out[v1791] = v1789;
   }
-  const unsigned int v1792 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1792 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1793 = v1604 + v1792;
-  const unsigned int v1794 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1794 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1795 = v1603 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -1806,11 +1806,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1802 = v1801 + v1795;
     out[v1802] = v1800;
   }
-  const unsigned int v1803 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1803 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1804 = v1604 + v1803;
-  const unsigned int v1805 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1805 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1806 = v1603 + v1805;
-  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1808 = v1806 < v1;
   const bool v1809 = v1807 && v1808;
   if (v1809) {
@@ -1820,11 +1820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1813 = v1812 + v1806;
     out[v1813] = v1811;
   }
-  const unsigned int v1814 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1814 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1815 = v1604 + v1814;
-  const unsigned int v1816 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1816 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1817 = v1603 + v1816;
-  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1819 = v1817 < v1;
   const bool v1820 = v1818 && v1819;
   if (v1820) {
@@ -1834,11 +1834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1824 = v1823 + v1817;
     out[v1824] = v1822;
   }
-  const unsigned int v1825 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1825 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1826 = v1604 + v1825;
-  const unsigned int v1827 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1827 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1828 = v1603 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1830 = v1828 < v1;
   const bool v1831 = v1829 && v1830;
   if (v1831) {
@@ -1848,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1835 = v1834 + v1828;
     out[v1835] = v1833;
   }
-  const unsigned int v1836 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1836 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1837 = v1604 + v1836;
-  const unsigned int v1838 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1838 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1839 = v1603 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1841 = v1839 < v1;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -1862,11 +1862,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1846 = v1845 + v1839;
     out[v1846] = v1844;
   }
-  const unsigned int v1847 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1847 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1848 = v1604 + v1847;
-  const unsigned int v1849 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1849 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1850 = v1603 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1852 = v1850 < v1;
   const bool v1853 = v1851 && v1852;
   if (v1853) {
@@ -1876,11 +1876,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1857 = v1856 + v1850;
     out[v1857] = v1855;
   }
-  const unsigned int v1858 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1858 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1859 = v1604 + v1858;
-  const unsigned int v1860 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1860 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1861 = v1603 + v1860;
-  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1863 = v1861 < v1;
   const bool v1864 = v1862 && v1863;
   if (v1864) {
@@ -1890,11 +1890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1868 = v1867 + v1861;
     out[v1868] = v1866;
   }
-  const unsigned int v1869 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1869 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1870 = v1604 + v1869;
-  const unsigned int v1871 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1871 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1872 = v1603 + v1871;
-  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1874 = v1872 < v1;
   const bool v1875 = v1873 && v1874;
   if (v1875) {
@@ -1904,11 +1904,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1879 = v1878 + v1872;
     out[v1879] = v1877;
   }
-  const unsigned int v1880 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1880 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1881 = v1604 + v1880;
-  const unsigned int v1882 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1882 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1883 = v1603 + v1882;
-  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1885 = v1883 < v1;
   const bool v1886 = v1884 && v1885;
   if (v1886) {
@@ -1918,11 +1918,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1890 = v1889 + v1883;
     out[v1890] = v1888;
   }
-  const unsigned int v1891 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1891 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1892 = v1604 + v1891;
-  const unsigned int v1893 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1893 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1894 = v1603 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
@@ -1932,11 +1932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1901 = v1900 + v1894;
     out[v1901] = v1899;
   }
-  const unsigned int v1902 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1902 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1903 = v1604 + v1902;
-  const unsigned int v1904 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1904 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1905 = v1603 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -1946,11 +1946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1912 = v1911 + v1905;
     out[v1912] = v1910;
   }
-  const unsigned int v1913 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1913 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1914 = v1604 + v1913;
-  const unsigned int v1915 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1915 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1916 = v1603 + v1915;
-  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1918 = v1916 < v1;
   const bool v1919 = v1917 && v1918;
   if (v1919) {
@@ -1960,11 +1960,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1923 = v1922 + v1916;
     out[v1923] = v1921;
   }
-  const unsigned int v1924 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1924 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1925 = v1604 + v1924;
-  const unsigned int v1926 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1926 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1927 = v1603 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1929 = v1927 < v1;
   const bool v1930 = v1928 && v1929;
   if (v1930) {
@@ -1974,11 +1974,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1934 = v1933 + v1927;
     out[v1934] = v1932;
   }
-  const unsigned int v1935 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1935 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1936 = v1604 + v1935;
-  const unsigned int v1937 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1937 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1938 = v1603 + v1937;
-  const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1940 = v1938 < v1;
   const bool v1941 = v1939 && v1940;
   if (v1941) {
@@ -1988,11 +1988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1945 = v1944 + v1938;
     out[v1945] = v1943;
   }
-  const unsigned int v1946 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1946 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1947 = v1604 + v1946;
-  const unsigned int v1948 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1948 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1949 = v1603 + v1948;
-  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1951 = v1949 < v1;
   const bool v1952 = v1950 && v1951;
   if (v1952) {
@@ -2002,11 +2002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1956 = v1955 + v1949;
     out[v1956] = v1954;
   }
-  const unsigned int v1957 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1957 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1958 = v1604 + v1957;
-  const unsigned int v1959 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1959 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1960 = v1603 + v1959;
-  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1962 = v1960 < v1;
   const bool v1963 = v1961 && v1962;
   if (v1963) {
@@ -2016,11 +2016,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1967 = v1966 + v1960;
     out[v1967] = v1965;
   }
-  const unsigned int v1968 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1968 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1969 = v1604 + v1968;
-  const unsigned int v1970 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1970 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1971 = v1603 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -2030,11 +2030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1978 = v1977 + v1971;
     out[v1978] = v1976;
   }
-  const unsigned int v1979 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1979 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1980 = v1604 + v1979;
-  const unsigned int v1981 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1981 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1982 = v1603 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1984 = v1982 < v1;
   const bool v1985 = v1983 && v1984;
   if (v1985) {
@@ -2044,11 +2044,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v1989 = v1988 + v1982;
     out[v1989] = v1987;
   }
-  const unsigned int v1990 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1990 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1991 = v1604 + v1990;
-  const unsigned int v1992 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1992 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1993 = v1603 + v1992;
-  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1995 = v1993 < v1;
   const bool v1996 = v1994 && v1995;
   if (v1996) {
@@ -2058,11 +2058,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2000 = v1999 + v1993;
     out[v2000] = v1998;
   }
-  const unsigned int v2001 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2001 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2002 = v1604 + v2001;
-  const unsigned int v2003 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2003 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2004 = v1603 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2006 = v2004 < v1;
   const bool v2007 = v2005 && v2006;
   if (v2007) {
@@ -2072,11 +2072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2011 = v2010 + v2004;
     out[v2011] = v2009;
   }
-  const unsigned int v2012 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2012 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2013 = v1604 + v2012;
-  const unsigned int v2014 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2014 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2015 = v1603 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2017 = v2015 < v1;
   const bool v2018 = v2016 && v2017;
   if (v2018) {
@@ -2086,11 +2086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2022 = v2021 + v2015;
     out[v2022] = v2020;
   }
-  const unsigned int v2023 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2023 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2024 = v1604 + v2023;
-  const unsigned int v2025 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2025 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2026 = v1603 + v2025;
-  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2028 = v2026 < v1;
   const bool v2029 = v2027 && v2028;
   if (v2029) {
@@ -2100,11 +2100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2033 = v2032 + v2026;
     out[v2033] = v2031;
   }
-  const unsigned int v2034 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2034 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2035 = v1604 + v2034;
-  const unsigned int v2036 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2036 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2037 = v1603 + v2036;
-  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2039 = v2037 < v1;
   const bool v2040 = v2038 && v2039;
   if (v2040) {
@@ -2114,11 +2114,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2044 = v2043 + v2037;
     out[v2044] = v2042;
   }
-  const unsigned int v2045 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2045 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2046 = v1604 + v2045;
-  const unsigned int v2047 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2047 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2048 = v1603 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2050 = v2048 < v1;
   const bool v2051 = v2049 && v2050;
   if (v2051) {
@@ -2128,11 +2128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2055 = v2054 + v2048;
     out[v2055] = v2053;
   }
-  const unsigned int v2056 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2056 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2057 = v1604 + v2056;
-  const unsigned int v2058 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2058 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2059 = v1603 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2142,11 +2142,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2066 = v2065 + v2059;
     out[v2066] = v2064;
   }
-  const unsigned int v2067 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2067 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2068 = v1604 + v2067;
-  const unsigned int v2069 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2069 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2070 = v1603 + v2069;
-  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2072 = v2070 < v1;
   const bool v2073 = v2071 && v2072;
   if (v2073) {
@@ -2156,11 +2156,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2077 = v2076 + v2070;
     out[v2077] = v2075;
   }
-  const unsigned int v2078 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2078 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2079 = v1604 + v2078;
-  const unsigned int v2080 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2080 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2081 = v1603 + v2080;
-  const bool v2082 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2082 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2083 = v2081 < v1;
   const bool v2084 = v2082 && v2083;
   if (v2084) {
@@ -2170,11 +2170,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2088 = v2087 + v2081;
     out[v2088] = v2086;
   }
-  const unsigned int v2089 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2089 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2090 = v1604 + v2089;
-  const unsigned int v2091 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2091 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2092 = v1603 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2094 = v2092 < v1;
   const bool v2095 = v2093 && v2094;
   if (v2095) {
@@ -2184,11 +2184,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2099 = v2098 + v2092;
     out[v2099] = v2097;
   }
-  const unsigned int v2100 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2100 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2101 = v1604 + v2100;
-  const unsigned int v2102 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2102 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2103 = v1603 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2198,11 +2198,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2110 = v2109 + v2103;
     out[v2110] = v2108;
   }
-  const unsigned int v2111 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2111 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2112 = v1604 + v2111;
-  const unsigned int v2113 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2113 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2114 = v1603 + v2113;
-  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2116 = v2114 < v1;
   const bool v2117 = v2115 && v2116;
   if (v2117) {
@@ -2212,11 +2212,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2121 = v2120 + v2114;
     out[v2121] = v2119;
   }
-  const unsigned int v2122 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2122 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2123 = v1604 + v2122;
-  const unsigned int v2124 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2124 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2125 = v1603 + v2124;
-  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2127 = v2125 < v1;
   const bool v2128 = v2126 && v2127;
   if (v2128) {
@@ -2226,11 +2226,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2132 = v2131 + v2125;
     out[v2132] = v2130;
   }
-  const unsigned int v2133 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2133 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2134 = v1604 + v2133;
-  const unsigned int v2135 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2135 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2136 = v1603 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2138 = v2136 < v1;
   const bool v2139 = v2137 && v2138;
   if (v2139) {
@@ -2240,11 +2240,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2143 = v2142 + v2136;
     out[v2143] = v2141;
   }
-  const unsigned int v2144 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2144 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2145 = v1604 + v2144;
-  const unsigned int v2146 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2146 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2147 = v1603 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2149 = v2147 < v1;
   const bool v2150 = v2148 && v2149;
   if (v2150) {
@@ -2254,11 +2254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2154 = v2153 + v2147;
     out[v2154] = v2152;
   }
-  const unsigned int v2155 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2155 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2156 = v1604 + v2155;
-  const unsigned int v2157 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2157 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2158 = v1603 + v2157;
-  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2160 = v2158 < v1;
   const bool v2161 = v2159 && v2160;
   if (v2161) {
@@ -2268,11 +2268,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2165 = v2164 + v2158;
     out[v2165] = v2163;
   }
-  const unsigned int v2166 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2166 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2167 = v1604 + v2166;
-  const unsigned int v2168 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2168 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2169 = v1603 + v2168;
-  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2171 = v2169 < v1;
   const bool v2172 = v2170 && v2171;
   if (v2172) {
@@ -2282,11 +2282,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2176 = v2175 + v2169;
     out[v2176] = v2174;
   }
-  const unsigned int v2177 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2177 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2178 = v1604 + v2177;
-  const unsigned int v2179 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2179 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2180 = v1603 + v2179;
-  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2182 = v2180 < v1;
   const bool v2183 = v2181 && v2182;
   if (v2183) {
@@ -2296,11 +2296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2187 = v2186 + v2180;
     out[v2187] = v2185;
   }
-  const unsigned int v2188 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2188 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2189 = v1604 + v2188;
-  const unsigned int v2190 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2190 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2191 = v1603 + v2190;
-  const bool v2192 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2192 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2193 = v2191 < v1;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -2310,11 +2310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2198 = v2197 + v2191;
     out[v2198] = v2196;
   }
-  const unsigned int v2199 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2199 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2200 = v1604 + v2199;
-  const unsigned int v2201 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2201 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2202 = v1603 + v2201;
-  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2204 = v2202 < v1;
   const bool v2205 = v2203 && v2204;
   if (v2205) {
@@ -2324,11 +2324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2209 = v2208 + v2202;
     out[v2209] = v2207;
   }
-  const unsigned int v2210 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2210 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2211 = v1604 + v2210;
-  const unsigned int v2212 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2212 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2213 = v1603 + v2212;
-  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2215 = v2213 < v1;
   const bool v2216 = v2214 && v2215;
   if (v2216) {
@@ -2338,11 +2338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2220 = v2219 + v2213;
     out[v2220] = v2218;
   }
-  const unsigned int v2221 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2221 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2222 = v1604 + v2221;
-  const unsigned int v2223 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2223 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2224 = v1603 + v2223;
-  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2226 = v2224 < v1;
   const bool v2227 = v2225 && v2226;
   if (v2227) {
@@ -2352,11 +2352,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2231 = v2230 + v2224;
     out[v2231] = v2229;
   }
-  const unsigned int v2232 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2232 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2233 = v1604 + v2232;
-  const unsigned int v2234 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2234 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2235 = v1603 + v2234;
-  const bool v2236 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2236 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2237 = v2235 < v1;
   const bool v2238 = v2236 && v2237;
   if (v2238) {
@@ -2366,11 +2366,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2242 = v2241 + v2235;
     out[v2242] = v2240;
   }
-  const unsigned int v2243 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2243 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2244 = v1604 + v2243;
-  const unsigned int v2245 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2245 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2246 = v1603 + v2245;
-  const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2248 = v2246 < v1;
   const bool v2249 = v2247 && v2248;
   if (v2249) {
@@ -2380,11 +2380,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2253 = v2252 + v2246;
     out[v2253] = v2251;
   }
-  const unsigned int v2254 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2254 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2255 = v1604 + v2254;
-  const unsigned int v2256 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2256 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2257 = v1603 + v2256;
-  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2259 = v2257 < v1;
   const bool v2260 = v2258 && v2259;
   if (v2260) {
@@ -2394,11 +2394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2264 = v2263 + v2257;
     out[v2264] = v2262;
   }
-  const unsigned int v2265 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2265 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2266 = v1604 + v2265;
-  const unsigned int v2267 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2267 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2268 = v1603 + v2267;
-  const bool v2269 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2269 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2270 = v2268 < v1;
   const bool v2271 = v2269 && v2270;
   if (v2271) {
@@ -2408,11 +2408,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2275 = v2274 + v2268;
     out[v2275] = v2273;
   }
-  const unsigned int v2276 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2276 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2277 = v1604 + v2276;
-  const unsigned int v2278 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2278 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2279 = v1603 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2281 = v2279 < v1;
   const bool v2282 = v2280 && v2281;
   if (v2282) {
@@ -2422,11 +2422,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2286 = v2285 + v2279;
     out[v2286] = v2284;
   }
-  const unsigned int v2287 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2287 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2288 = v1604 + v2287;
-  const unsigned int v2289 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2289 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2290 = v1603 + v2289;
-  const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2292 = v2290 < v1;
   const bool v2293 = v2291 && v2292;
   if (v2293) {
@@ -2436,11 +2436,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2297 = v2296 + v2290;
     out[v2297] = v2295;
   }
-  const unsigned int v2298 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2298 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2299 = v1604 + v2298;
-  const unsigned int v2300 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2300 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2301 = v1603 + v2300;
-  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2303 = v2301 < v1;
   const bool v2304 = v2302 && v2303;
   if (v2304) {
@@ -2450,11 +2450,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2308 = v2307 + v2301;
     out[v2308] = v2306;
   }
-  const unsigned int v2309 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2309 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2310 = v1604 + v2309;
-  const unsigned int v2311 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2311 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2312 = v1603 + v2311;
-  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2314 = v2312 < v1;
   const bool v2315 = v2313 && v2314;
   if (v2315) {
@@ -2464,11 +2464,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2319 = v2318 + v2312;
     out[v2319] = v2317;
   }
-  const unsigned int v2320 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2320 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2321 = v1604 + v2320;
-  const unsigned int v2322 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2322 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2323 = v1603 + v2322;
-  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2325 = v2323 < v1;
   const bool v2326 = v2324 && v2325;
   if (v2326) {
@@ -2478,11 +2478,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2330 = v2329 + v2323;
     out[v2330] = v2328;
   }
-  const unsigned int v2331 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2331 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2332 = v1604 + v2331;
-  const unsigned int v2333 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2333 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2334 = v1603 + v2333;
-  const bool v2335 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2335 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2336 = v2334 < v1;
   const bool v2337 = v2335 && v2336;
   if (v2337) {
@@ -2492,11 +2492,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2341 = v2340 + v2334;
     out[v2341] = v2339;
   }
-  const unsigned int v2342 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2342 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2343 = v1604 + v2342;
-  const unsigned int v2344 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2344 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2345 = v1603 + v2344;
-  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -2506,11 +2506,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2352 = v2351 + v2345;
     out[v2352] = v2350;
   }
-  const unsigned int v2353 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2353 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2354 = v1604 + v2353;
-  const unsigned int v2355 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2355 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2356 = v1603 + v2355;
-  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2358 = v2356 < v1;
   const bool v2359 = v2357 && v2358;
   if (v2359) {
@@ -2520,11 +2520,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2363 = v2362 + v2356;
     out[v2363] = v2361;
   }
-  const unsigned int v2364 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2364 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2365 = v1604 + v2364;
-  const unsigned int v2366 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2366 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2367 = v1603 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2534,11 +2534,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2374 = v2373 + v2367;
     out[v2374] = v2372;
   }
-  const unsigned int v2375 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2375 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2376 = v1604 + v2375;
-  const unsigned int v2377 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2377 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2378 = v1603 + v2377;
-  const bool v2379 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2379 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2380 = v2378 < v1;
   const bool v2381 = v2379 && v2380;
   if (v2381) {
@@ -2548,11 +2548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2385 = v2384 + v2378;
     out[v2385] = v2383;
   }
-  const unsigned int v2386 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2386 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2387 = v1604 + v2386;
-  const unsigned int v2388 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2388 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2389 = v1603 + v2388;
-  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2391 = v2389 < v1;
   const bool v2392 = v2390 && v2391;
   if (v2392) {
@@ -2562,11 +2562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2396 = v2395 + v2389;
     out[v2396] = v2394;
   }
-  const unsigned int v2397 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2397 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2398 = v1604 + v2397;
-  const unsigned int v2399 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2399 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2400 = v1603 + v2399;
-  const bool v2401 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2401 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2402 = v2400 < v1;
   const bool v2403 = v2401 && v2402;
   if (v2403) {
@@ -2576,11 +2576,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2407 = v2406 + v2400;
     out[v2407] = v2405;
   }
-  const unsigned int v2408 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2408 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2409 = v1604 + v2408;
-  const unsigned int v2410 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2410 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2411 = v1603 + v2410;
-  const bool v2412 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2412 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2413 = v2411 < v1;
   const bool v2414 = v2412 && v2413;
   if (v2414) {
@@ -2590,11 +2590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2418 = v2417 + v2411;
     out[v2418] = v2416;
   }
-  const unsigned int v2419 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2419 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2420 = v1604 + v2419;
-  const unsigned int v2421 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2421 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2422 = v1603 + v2421;
-  const bool v2423 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2423 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2424 = v2422 < v1;
   const bool v2425 = v2423 && v2424;
   if (v2425) {
@@ -2604,11 +2604,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2429 = v2428 + v2422;
     out[v2429] = v2427;
   }
-  const unsigned int v2430 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2430 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2431 = v1604 + v2430;
-  const unsigned int v2432 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2432 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2433 = v1603 + v2432;
-  const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2435 = v2433 < v1;
   const bool v2436 = v2434 && v2435;
   if (v2436) {
@@ -2618,11 +2618,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2440 = v2439 + v2433;
     out[v2440] = v2438;
   }
-  const unsigned int v2441 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2441 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2442 = v1604 + v2441;
-  const unsigned int v2443 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2443 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2444 = v1603 + v2443;
-  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2446 = v2444 < v1;
   const bool v2447 = v2445 && v2446;
   if (v2447) {
@@ -2632,11 +2632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2451 = v2450 + v2444;
     out[v2451] = v2449;
   }
-  const unsigned int v2452 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2452 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2453 = v1604 + v2452;
-  const unsigned int v2454 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2454 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2455 = v1603 + v2454;
-  const bool v2456 = v2453 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2456 = v2453 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2457 = v2455 < v1;
   const bool v2458 = v2456 && v2457;
   if (v2458) {
@@ -2646,11 +2646,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2462 = v2461 + v2455;
     out[v2462] = v2460;
   }
-  const unsigned int v2463 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2463 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2464 = v1604 + v2463;
-  const unsigned int v2465 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2465 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2466 = v1603 + v2465;
-  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2468 = v2466 < v1;
   const bool v2469 = v2467 && v2468;
   if (v2469) {
@@ -2660,11 +2660,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2473 = v2472 + v2466;
     out[v2473] = v2471;
   }
-  const unsigned int v2474 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2474 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2475 = v1604 + v2474;
-  const unsigned int v2476 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2476 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2477 = v1603 + v2476;
-  const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2479 = v2477 < v1;
   const bool v2480 = v2478 && v2479;
   if (v2480) {
@@ -2674,11 +2674,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2484 = v2483 + v2477;
     out[v2484] = v2482;
   }
-  const unsigned int v2485 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2485 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2486 = v1604 + v2485;
-  const unsigned int v2487 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2487 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2488 = v1603 + v2487;
-  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2490 = v2488 < v1;
   const bool v2491 = v2489 && v2490;
   if (v2491) {
@@ -2688,11 +2688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2495 = v2494 + v2488;
     out[v2495] = v2493;
   }
-  const unsigned int v2496 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2496 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2497 = v1604 + v2496;
-  const unsigned int v2498 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2498 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2499 = v1603 + v2498;
-  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2501 = v2499 < v1;
   const bool v2502 = v2500 && v2501;
   if (v2502) {
@@ -2702,11 +2702,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2506 = v2505 + v2499;
     out[v2506] = v2504;
   }
-  const unsigned int v2507 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2507 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2508 = v1604 + v2507;
-  const unsigned int v2509 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2509 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2510 = v1603 + v2509;
-  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2512 = v2510 < v1;
   const bool v2513 = v2511 && v2512;
   if (v2513) {
@@ -2716,11 +2716,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2517 = v2516 + v2510;
     out[v2517] = v2515;
   }
-  const unsigned int v2518 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2518 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2519 = v1604 + v2518;
-  const unsigned int v2520 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2520 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2521 = v1603 + v2520;
-  const bool v2522 = v2519 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2522 = v2519 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2523 = v2521 < v1;
   const bool v2524 = v2522 && v2523;
   if (v2524) {
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2528 = v2527 + v2521;
     out[v2528] = v2526;
   }
-  const unsigned int v2529 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2529 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2530 = v1604 + v2529;
-  const unsigned int v2531 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2531 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2532 = v1603 + v2531;
-  const bool v2533 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2533 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2534 = v2532 < v1;
   const bool v2535 = v2533 && v2534;
   if (v2535) {
@@ -2744,11 +2744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2539 = v2538 + v2532;
     out[v2539] = v2537;
   }
-  const unsigned int v2540 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2540 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2541 = v1604 + v2540;
-  const unsigned int v2542 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2542 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2543 = v1603 + v2542;
-  const bool v2544 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2544 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2545 = v2543 < v1;
   const bool v2546 = v2544 && v2545;
   if (v2546) {
@@ -2758,11 +2758,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2550 = v2549 + v2543;
     out[v2550] = v2548;
   }
-  const unsigned int v2551 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2551 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2552 = v1604 + v2551;
-  const unsigned int v2553 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2553 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2554 = v1603 + v2553;
-  const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2556 = v2554 < v1;
   const bool v2557 = v2555 && v2556;
   if (v2557) {
@@ -2772,11 +2772,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2561 = v2560 + v2554;
     out[v2561] = v2559;
   }
-  const unsigned int v2562 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2562 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2563 = v1604 + v2562;
-  const unsigned int v2564 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2564 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2565 = v1603 + v2564;
-  const bool v2566 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2566 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2567 = v2565 < v1;
   const bool v2568 = v2566 && v2567;
   if (v2568) {
@@ -2786,11 +2786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2572 = v2571 + v2565;
     out[v2572] = v2570;
   }
-  const unsigned int v2573 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2573 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2574 = v1604 + v2573;
-  const unsigned int v2575 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2575 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2576 = v1603 + v2575;
-  const bool v2577 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2577 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2578 = v2576 < v1;
   const bool v2579 = v2577 && v2578;
   if (v2579) {
@@ -2800,11 +2800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2583 = v2582 + v2576;
     out[v2583] = v2581;
   }
-  const unsigned int v2584 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2584 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2585 = v1604 + v2584;
-  const unsigned int v2586 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2586 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2587 = v1603 + v2586;
-  const bool v2588 = v2585 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2588 = v2585 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2589 = v2587 < v1;
   const bool v2590 = v2588 && v2589;
   if (v2590) {
@@ -2814,11 +2814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2594 = v2593 + v2587;
     out[v2594] = v2592;
   }
-  const unsigned int v2595 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2595 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2596 = v1604 + v2595;
-  const unsigned int v2597 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2597 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2598 = v1603 + v2597;
-  const bool v2599 = v2596 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2599 = v2596 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2600 = v2598 < v1;
   const bool v2601 = v2599 && v2600;
   if (v2601) {
@@ -2828,11 +2828,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2605 = v2604 + v2598;
     out[v2605] = v2603;
   }
-  const unsigned int v2606 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2606 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2607 = v1604 + v2606;
-  const unsigned int v2608 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2608 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2609 = v1603 + v2608;
-  const bool v2610 = v2607 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2610 = v2607 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2611 = v2609 < v1;
   const bool v2612 = v2610 && v2611;
   if (v2612) {
@@ -2842,11 +2842,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2616 = v2615 + v2609;
     out[v2616] = v2614;
   }
-  const unsigned int v2617 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2617 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2618 = v1604 + v2617;
-  const unsigned int v2619 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2619 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2620 = v1603 + v2619;
-  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2622 = v2620 < v1;
   const bool v2623 = v2621 && v2622;
   if (v2623) {
@@ -2856,11 +2856,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2627 = v2626 + v2620;
     out[v2627] = v2625;
   }
-  const unsigned int v2628 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2628 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2629 = v1604 + v2628;
-  const unsigned int v2630 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2630 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2631 = v1603 + v2630;
-  const bool v2632 = v2629 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2632 = v2629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2633 = v2631 < v1;
   const bool v2634 = v2632 && v2633;
   if (v2634) {
@@ -2870,11 +2870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2638 = v2637 + v2631;
     out[v2638] = v2636;
   }
-  const unsigned int v2639 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2639 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2640 = v1604 + v2639;
-  const unsigned int v2641 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2641 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2642 = v1603 + v2641;
-  const bool v2643 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2643 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2644 = v2642 < v1;
   const bool v2645 = v2643 && v2644;
   if (v2645) {
@@ -2884,11 +2884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2649 = v2648 + v2642;
     out[v2649] = v2647;
   }
-  const unsigned int v2650 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2650 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2651 = v1604 + v2650;
-  const unsigned int v2652 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2652 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2653 = v1603 + v2652;
-  const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2655 = v2653 < v1;
   const bool v2656 = v2654 && v2655;
   if (v2656) {
@@ -2898,11 +2898,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2660 = v2659 + v2653;
     out[v2660] = v2658;
   }
-  const unsigned int v2661 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2661 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2662 = v1604 + v2661;
-  const unsigned int v2663 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2663 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2664 = v1603 + v2663;
-  const bool v2665 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2665 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2666 = v2664 < v1;
   const bool v2667 = v2665 && v2666;
   if (v2667) {
@@ -2912,11 +2912,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2671 = v2670 + v2664;
     out[v2671] = v2669;
   }
-  const unsigned int v2672 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2672 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2673 = v1604 + v2672;
-  const unsigned int v2674 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2674 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2675 = v1603 + v2674;
-  const bool v2676 = v2673 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2676 = v2673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2677 = v2675 < v1;
   const bool v2678 = v2676 && v2677;
   if (v2678) {
@@ -2926,11 +2926,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2682 = v2681 + v2675;
     out[v2682] = v2680;
   }
-  const unsigned int v2683 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2683 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2684 = v1604 + v2683;
-  const unsigned int v2685 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2685 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2686 = v1603 + v2685;
-  const bool v2687 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2687 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2688 = v2686 < v1;
   const bool v2689 = v2687 && v2688;
   if (v2689) {
@@ -2940,11 +2940,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2693 = v2692 + v2686;
     out[v2693] = v2691;
   }
-  const unsigned int v2694 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2694 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2695 = v1604 + v2694;
-  const unsigned int v2696 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2696 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2697 = v1603 + v2696;
-  const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2699 = v2697 < v1;
   const bool v2700 = v2698 && v2699;
   if (v2700) {
@@ -2954,11 +2954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2704 = v2703 + v2697;
     out[v2704] = v2702;
   }
-  const unsigned int v2705 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2705 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2706 = v1604 + v2705;
-  const unsigned int v2707 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2707 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2708 = v1603 + v2707;
-  const bool v2709 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2709 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2710 = v2708 < v1;
   const bool v2711 = v2709 && v2710;
   if (v2711) {
@@ -2968,11 +2968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2715 = v2714 + v2708;
     out[v2715] = v2713;
   }
-  const unsigned int v2716 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2716 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2717 = v1604 + v2716;
-  const unsigned int v2718 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2718 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2719 = v1603 + v2718;
-  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2721 = v2719 < v1;
   const bool v2722 = v2720 && v2721;
   if (v2722) {
@@ -2982,11 +2982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2726 = v2725 + v2719;
     out[v2726] = v2724;
   }
-  const unsigned int v2727 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2727 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2728 = v1604 + v2727;
-  const unsigned int v2729 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2729 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2730 = v1603 + v2729;
-  const bool v2731 = v2728 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2731 = v2728 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2732 = v2730 < v1;
   const bool v2733 = v2731 && v2732;
   if (v2733) {
@@ -2996,11 +2996,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2737 = v2736 + v2730;
     out[v2737] = v2735;
   }
-  const unsigned int v2738 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2738 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2739 = v1604 + v2738;
-  const unsigned int v2740 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2740 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2741 = v1603 + v2740;
-  const bool v2742 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2742 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2743 = v2741 < v1;
   const bool v2744 = v2742 && v2743;
   if (v2744) {
@@ -3010,11 +3010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2748 = v2747 + v2741;
     out[v2748] = v2746;
   }
-  const unsigned int v2749 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2749 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2750 = v1604 + v2749;
-  const unsigned int v2751 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2751 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2752 = v1603 + v2751;
-  const bool v2753 = v2750 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2753 = v2750 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2754 = v2752 < v1;
   const bool v2755 = v2753 && v2754;
   if (v2755) {
@@ -3024,11 +3024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2759 = v2758 + v2752;
     out[v2759] = v2757;
   }
-  const unsigned int v2760 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2760 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2761 = v1604 + v2760;
-  const unsigned int v2762 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2762 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2763 = v1603 + v2762;
-  const bool v2764 = v2761 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2764 = v2761 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2765 = v2763 < v1;
   const bool v2766 = v2764 && v2765;
   if (v2766) {
@@ -3038,11 +3038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2770 = v2769 + v2763;
     out[v2770] = v2768;
   }
-  const unsigned int v2771 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2771 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2772 = v1604 + v2771;
-  const unsigned int v2773 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2773 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2774 = v1603 + v2773;
-  const bool v2775 = v2772 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2775 = v2772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2776 = v2774 < v1;
   const bool v2777 = v2775 && v2776;
   if (v2777) {
@@ -3052,11 +3052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2781 = v2780 + v2774;
     out[v2781] = v2779;
   }
-  const unsigned int v2782 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2782 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2783 = v1604 + v2782;
-  const unsigned int v2784 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2784 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2785 = v1603 + v2784;
-  const bool v2786 = v2783 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2786 = v2783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2787 = v2785 < v1;
   const bool v2788 = v2786 && v2787;
   if (v2788) {
@@ -3066,11 +3066,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2792 = v2791 + v2785;
     out[v2792] = v2790;
   }
-  const unsigned int v2793 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2793 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2794 = v1604 + v2793;
-  const unsigned int v2795 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2795 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2796 = v1603 + v2795;
-  const bool v2797 = v2794 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2797 = v2794 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2798 = v2796 < v1;
   const bool v2799 = v2797 && v2798;
   if (v2799) {
@@ -3080,11 +3080,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2803 = v2802 + v2796;
     out[v2803] = v2801;
   }
-  const unsigned int v2804 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2804 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2805 = v1604 + v2804;
-  const unsigned int v2806 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2806 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2807 = v1603 + v2806;
-  const bool v2808 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2808 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2809 = v2807 < v1;
   const bool v2810 = v2808 && v2809;
   if (v2810) {
@@ -3094,11 +3094,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2814 = v2813 + v2807;
     out[v2814] = v2812;
   }
-  const unsigned int v2815 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2815 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2816 = v1604 + v2815;
-  const unsigned int v2817 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2817 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2818 = v1603 + v2817;
-  const bool v2819 = v2816 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2819 = v2816 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2820 = v2818 < v1;
   const bool v2821 = v2819 && v2820;
   if (v2821) {
@@ -3108,11 +3108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2825 = v2824 + v2818;
     out[v2825] = v2823;
   }
-  const unsigned int v2826 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2826 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2827 = v1604 + v2826;
-  const unsigned int v2828 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2828 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2829 = v1603 + v2828;
-  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2831 = v2829 < v1;
   const bool v2832 = v2830 && v2831;
   if (v2832) {
@@ -3122,11 +3122,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2836 = v2835 + v2829;
     out[v2836] = v2834;
   }
-  const unsigned int v2837 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2837 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2838 = v1604 + v2837;
-  const unsigned int v2839 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2839 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2840 = v1603 + v2839;
-  const bool v2841 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2841 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2842 = v2840 < v1;
   const bool v2843 = v2841 && v2842;
   if (v2843) {
@@ -3136,11 +3136,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2847 = v2846 + v2840;
     out[v2847] = v2845;
   }
-  const unsigned int v2848 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2848 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2849 = v1604 + v2848;
-  const unsigned int v2850 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2850 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2851 = v1603 + v2850;
-  const bool v2852 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2852 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2853 = v2851 < v1;
   const bool v2854 = v2852 && v2853;
   if (v2854) {
@@ -3150,11 +3150,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2858 = v2857 + v2851;
     out[v2858] = v2856;
   }
-  const unsigned int v2859 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2859 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2860 = v1604 + v2859;
-  const unsigned int v2861 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2861 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2862 = v1603 + v2861;
-  const bool v2863 = v2860 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2863 = v2860 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2864 = v2862 < v1;
   const bool v2865 = v2863 && v2864;
   if (v2865) {
@@ -3164,11 +3164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2869 = v2868 + v2862;
     out[v2869] = v2867;
   }
-  const unsigned int v2870 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2870 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2871 = v1604 + v2870;
-  const unsigned int v2872 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2872 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2873 = v1603 + v2872;
-  const bool v2874 = v2871 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2874 = v2871 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2875 = v2873 < v1;
   const bool v2876 = v2874 && v2875;
   if (v2876) {
@@ -3178,11 +3178,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2880 = v2879 + v2873;
     out[v2880] = v2878;
   }
-  const unsigned int v2881 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2881 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2882 = v1604 + v2881;
-  const unsigned int v2883 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2883 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2884 = v1603 + v2883;
-  const bool v2885 = v2882 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2885 = v2882 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2886 = v2884 < v1;
   const bool v2887 = v2885 && v2886;
   if (v2887) {
@@ -3192,11 +3192,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2891 = v2890 + v2884;
     out[v2891] = v2889;
   }
-  const unsigned int v2892 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2892 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2893 = v1604 + v2892;
-  const unsigned int v2894 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2894 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2895 = v1603 + v2894;
-  const bool v2896 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2896 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2897 = v2895 < v1;
   const bool v2898 = v2896 && v2897;
   if (v2898) {
@@ -3206,11 +3206,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2902 = v2901 + v2895;
     out[v2902] = v2900;
   }
-  const unsigned int v2903 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2903 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2904 = v1604 + v2903;
-  const unsigned int v2905 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2905 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2906 = v1603 + v2905;
-  const bool v2907 = v2904 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2907 = v2904 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2908 = v2906 < v1;
   const bool v2909 = v2907 && v2908;
   if (v2909) {
@@ -3220,11 +3220,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2913 = v2912 + v2906;
     out[v2913] = v2911;
   }
-  const unsigned int v2914 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2914 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2915 = v1604 + v2914;
-  const unsigned int v2916 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2916 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2917 = v1603 + v2916;
-  const bool v2918 = v2915 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2918 = v2915 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2919 = v2917 < v1;
   const bool v2920 = v2918 && v2919;
   if (v2920) {
@@ -3234,11 +3234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2924 = v2923 + v2917;
     out[v2924] = v2922;
   }
-  const unsigned int v2925 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2925 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2926 = v1604 + v2925;
-  const unsigned int v2927 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2927 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2928 = v1603 + v2927;
-  const bool v2929 = v2926 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2929 = v2926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2930 = v2928 < v1;
   const bool v2931 = v2929 && v2930;
   if (v2931) {
@@ -3248,11 +3248,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2935 = v2934 + v2928;
     out[v2935] = v2933;
   }
-  const unsigned int v2936 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2936 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2937 = v1604 + v2936;
-  const unsigned int v2938 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2938 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2939 = v1603 + v2938;
-  const bool v2940 = v2937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2940 = v2937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2941 = v2939 < v1;
   const bool v2942 = v2940 && v2941;
   if (v2942) {
@@ -3262,11 +3262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2946 = v2945 + v2939;
     out[v2946] = v2944;
   }
-  const unsigned int v2947 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2947 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2948 = v1604 + v2947;
-  const unsigned int v2949 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2949 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2950 = v1603 + v2949;
-  const bool v2951 = v2948 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2951 = v2948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2952 = v2950 < v1;
   const bool v2953 = v2951 && v2952;
   if (v2953) {
@@ -3276,11 +3276,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2957 = v2956 + v2950;
     out[v2957] = v2955;
   }
-  const unsigned int v2958 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2958 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2959 = v1604 + v2958;
-  const unsigned int v2960 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2960 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2961 = v1603 + v2960;
-  const bool v2962 = v2959 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2962 = v2959 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2963 = v2961 < v1;
   const bool v2964 = v2962 && v2963;
   if (v2964) {
@@ -3290,11 +3290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2968 = v2967 + v2961;
     out[v2968] = v2966;
   }
-  const unsigned int v2969 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2969 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2970 = v1604 + v2969;
-  const unsigned int v2971 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2971 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2972 = v1603 + v2971;
-  const bool v2973 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2973 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2974 = v2972 < v1;
   const bool v2975 = v2973 && v2974;
   if (v2975) {
@@ -3304,11 +3304,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2979 = v2978 + v2972;
     out[v2979] = v2977;
   }
-  const unsigned int v2980 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2980 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2981 = v1604 + v2980;
-  const unsigned int v2982 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2982 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2983 = v1603 + v2982;
-  const bool v2984 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2984 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2985 = v2983 < v1;
   const bool v2986 = v2984 && v2985;
   if (v2986) {
@@ -3318,11 +3318,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v2990 = v2989 + v2983;
     out[v2990] = v2988;
   }
-  const unsigned int v2991 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2991 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2992 = v1604 + v2991;
-  const unsigned int v2993 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2993 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2994 = v1603 + v2993;
-  const bool v2995 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2995 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2996 = v2994 < v1;
   const bool v2997 = v2995 && v2996;
   if (v2997) {
@@ -3332,11 +3332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
     const unsigned int v3001 = v3000 + v2994;
     out[v3001] = v2999;
   }
-  const unsigned int v3002 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3002 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3003 = v1604 + v3002;
-  const unsigned int v3004 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3004 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3005 = v1603 + v3004;
-  const bool v3006 = v3003 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3006 = v3003 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3007 = v3005 < v1;
   const bool v3008 = v3006 && v3007;
   if (v3008) {

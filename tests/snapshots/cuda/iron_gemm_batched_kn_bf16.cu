@@ -270,737 +270,737 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   const unsigned int v7 = blockIdx.z;  // kernels/gemm/gemm.cpp:100
   const unsigned int v8 = v7 * v4;  // kernels/gemm/gemm.cpp:101
   const unsigned int v9 = v7 * v5;
-  const unsigned int v10 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v10 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v12 = blockIdx.y;
   const unsigned int v13 = v12 * v10;
   const unsigned int v14 = v13 + v11;
-  const unsigned int v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v19 = v18 << 3u;
-  const unsigned int v21 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v21 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v22 = v21 - v19;
   const unsigned int v23 = min(v22, 8u);
-  const unsigned int v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v26 = v25 % v23;
   const unsigned int v27 = v19 + v26;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v32 = v31 << 7u;
-  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v37 = v36 << 6u;
-  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v41 = v40 << 6u;
-  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v43, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v45, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v47, iron_f32_to_bf16(0.0f));
-  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v51 = v50 == 0u;
   const unsigned int v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const unsigned int v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const unsigned int v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v60 = v59 == 0u;
   const unsigned int v63 = v9 & 7u;
   const bool v64 = v63 == 0u;
   const bool v65 = v60 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:256
   if (v66) {
-    for (unsigned int v2399 = 0u; v2399 < 2u; v2399 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2399 = 0u; v2399 < 2u; v2399 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2400 = v2399 << 6u;
       const bool v2402 = v2400 < v3;
       if (v2402) {
-        const unsigned int v2404 = v2399 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2406 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2409 = v2406 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2412 = v2406 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2404 = v2399 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2406 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2409 = v2406 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2412 = v2406 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2413 = v2412 << 3u;
-        const unsigned int v2414 = v28 + v2409;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2414 = v28 + v2409;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2415 = v2414 < v1;
         const unsigned int v2416 = v2400 + v2413;
         const bool v2417 = v2416 < v3;
         const bool v2418 = v2415 && v2417;
-        const unsigned int v2420 = v2414 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2420 = v2414 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2421 = v8 + v2420;
         const unsigned int v2422 = v2421 + v2400;
         const unsigned int v2423 = v2422 + v2413;
         const unsigned int v2424 = v2418 ? v2423 : v8;
-        const unsigned int v2426 = v2409 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2426 = v2409 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2427 = v2404 + v2426;
         const unsigned int v2428 = v2427 + v2413;
         iron_copy_async<16>(shm0 + (v2428 ^ (((v2428 >> 6u) & 7u) << 3u)), a + v2424, v2418);
-        const unsigned int v2431 = v2406 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2433 = v2431 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2436 = v2431 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2431 = v2406 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2433 = v2431 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2436 = v2431 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2437 = v2436 << 3u;
-        const unsigned int v2438 = v28 + v2433;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2438 = v28 + v2433;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2439 = v2438 < v1;
         const unsigned int v2440 = v2400 + v2437;
         const bool v2441 = v2440 < v3;
         const bool v2442 = v2439 && v2441;
-        const unsigned int v2444 = v2438 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2444 = v2438 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2445 = v8 + v2444;
         const unsigned int v2446 = v2445 + v2400;
         const unsigned int v2447 = v2446 + v2437;
         const unsigned int v2448 = v2442 ? v2447 : v8;
-        const unsigned int v2450 = v2433 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2450 = v2433 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2451 = v2404 + v2450;
         const unsigned int v2452 = v2451 + v2437;
         iron_copy_async<16>(shm0 + (v2452 ^ (((v2452 >> 6u) & 7u) << 3u)), a + v2448, v2442);
-        const unsigned int v2455 = v2406 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2457 = v2455 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2460 = v2455 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2455 = v2406 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2457 = v2455 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2460 = v2455 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2461 = v2460 << 3u;
-        const unsigned int v2462 = v28 + v2457;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2462 = v28 + v2457;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2463 = v2462 < v1;
         const unsigned int v2464 = v2400 + v2461;
         const bool v2465 = v2464 < v3;
         const bool v2466 = v2463 && v2465;
-        const unsigned int v2468 = v2462 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2468 = v2462 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2469 = v8 + v2468;
         const unsigned int v2470 = v2469 + v2400;
         const unsigned int v2471 = v2470 + v2461;
         const unsigned int v2472 = v2466 ? v2471 : v8;
-        const unsigned int v2474 = v2457 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2474 = v2457 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2475 = v2404 + v2474;
         const unsigned int v2476 = v2475 + v2461;
         iron_copy_async<16>(shm0 + (v2476 ^ (((v2476 >> 6u) & 7u) << 3u)), a + v2472, v2466);
-        const unsigned int v2479 = v2406 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2481 = v2479 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2484 = v2479 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2479 = v2406 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2481 = v2479 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2484 = v2479 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2485 = v2484 << 3u;
-        const unsigned int v2486 = v28 + v2481;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2486 = v28 + v2481;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2487 = v2486 < v1;
         const unsigned int v2488 = v2400 + v2485;
         const bool v2489 = v2488 < v3;
         const bool v2490 = v2487 && v2489;
-        const unsigned int v2492 = v2486 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2492 = v2486 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2493 = v8 + v2492;
         const unsigned int v2494 = v2493 + v2400;
         const unsigned int v2495 = v2494 + v2485;
         const unsigned int v2496 = v2490 ? v2495 : v8;
-        const unsigned int v2498 = v2481 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2498 = v2481 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2499 = v2404 + v2498;
         const unsigned int v2500 = v2499 + v2485;
         iron_copy_async<16>(shm0 + (v2500 ^ (((v2500 >> 6u) & 7u) << 3u)), a + v2496, v2490);
-        const unsigned int v2503 = v2406 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2505 = v2503 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2508 = v2503 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2503 = v2406 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2505 = v2503 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2508 = v2503 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2509 = v2508 << 3u;
-        const unsigned int v2510 = v28 + v2505;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2510 = v28 + v2505;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2511 = v2510 < v1;
         const unsigned int v2512 = v2400 + v2509;
         const bool v2513 = v2512 < v3;
         const bool v2514 = v2511 && v2513;
-        const unsigned int v2516 = v2510 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2516 = v2510 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2517 = v8 + v2516;
         const unsigned int v2518 = v2517 + v2400;
         const unsigned int v2519 = v2518 + v2509;
         const unsigned int v2520 = v2514 ? v2519 : v8;
-        const unsigned int v2522 = v2505 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2522 = v2505 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2523 = v2404 + v2522;
         const unsigned int v2524 = v2523 + v2509;
         iron_copy_async<16>(shm0 + (v2524 ^ (((v2524 >> 6u) & 7u) << 3u)), a + v2520, v2514);
-        const unsigned int v2527 = v2406 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2529 = v2527 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2532 = v2527 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2527 = v2406 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2529 = v2527 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2532 = v2527 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2533 = v2532 << 3u;
-        const unsigned int v2534 = v28 + v2529;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2534 = v28 + v2529;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2535 = v2534 < v1;
         const unsigned int v2536 = v2400 + v2533;
         const bool v2537 = v2536 < v3;
         const bool v2538 = v2535 && v2537;
-        const unsigned int v2540 = v2534 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2540 = v2534 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2541 = v8 + v2540;
         const unsigned int v2542 = v2541 + v2400;
         const unsigned int v2543 = v2542 + v2533;
         const unsigned int v2544 = v2538 ? v2543 : v8;
-        const unsigned int v2546 = v2529 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2546 = v2529 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2547 = v2404 + v2546;
         const unsigned int v2548 = v2547 + v2533;
         iron_copy_async<16>(shm0 + (v2548 ^ (((v2548 >> 6u) & 7u) << 3u)), a + v2544, v2538);
-        const unsigned int v2551 = v2406 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2553 = v2551 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2556 = v2551 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2551 = v2406 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2553 = v2551 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2556 = v2551 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2557 = v2556 << 3u;
-        const unsigned int v2558 = v28 + v2553;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2558 = v28 + v2553;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2559 = v2558 < v1;
         const unsigned int v2560 = v2400 + v2557;
         const bool v2561 = v2560 < v3;
         const bool v2562 = v2559 && v2561;
-        const unsigned int v2564 = v2558 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2564 = v2558 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2565 = v8 + v2564;
         const unsigned int v2566 = v2565 + v2400;
         const unsigned int v2567 = v2566 + v2557;
         const unsigned int v2568 = v2562 ? v2567 : v8;
-        const unsigned int v2570 = v2553 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2570 = v2553 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2571 = v2404 + v2570;
         const unsigned int v2572 = v2571 + v2557;
         iron_copy_async<16>(shm0 + (v2572 ^ (((v2572 >> 6u) & 7u) << 3u)), a + v2568, v2562);
-        const unsigned int v2575 = v2406 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2577 = v2575 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2580 = v2575 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2575 = v2406 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2577 = v2575 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2580 = v2575 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2581 = v2580 << 3u;
-        const unsigned int v2582 = v28 + v2577;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2582 = v28 + v2577;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2583 = v2582 < v1;
         const unsigned int v2584 = v2400 + v2581;
         const bool v2585 = v2584 < v3;
         const bool v2586 = v2583 && v2585;
-        const unsigned int v2588 = v2582 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2588 = v2582 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2589 = v8 + v2588;
         const unsigned int v2590 = v2589 + v2400;
         const unsigned int v2591 = v2590 + v2581;
         const unsigned int v2592 = v2586 ? v2591 : v8;
-        const unsigned int v2594 = v2577 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2594 = v2577 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2595 = v2404 + v2594;
         const unsigned int v2596 = v2595 + v2581;
         iron_copy_async<16>(shm0 + (v2596 ^ (((v2596 >> 6u) & 7u) << 3u)), a + v2592, v2586);
-        const unsigned int v2603 = v2406 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2606 = v2406 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2603 = v2406 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2606 = v2406 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2607 = v2606 << 3u;
-        const unsigned int v2608 = v2400 + v2603;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2608 = v2400 + v2603;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2609 = v2608 < v3;
         const unsigned int v2610 = v32 + v2607;
         const bool v2611 = v2610 < v2;
         const bool v2612 = v2609 && v2611;
-        const unsigned int v2614 = v2608 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2614 = v2608 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2615 = v9 + v2614;
         const unsigned int v2616 = v2615 + v32;
         const unsigned int v2617 = v2616 + v2607;
         const unsigned int v2618 = v2612 ? v2617 : v9;
-        const unsigned int v2620 = v2603 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2620 = v2603 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2621 = v2404 + v2620;
         const unsigned int v2622 = v2621 + v2607;
         iron_copy_async<16>(shm1 + (v2622 ^ (((v2622 >> 7u) & 7u) << 3u)), b + v2618, v2612);
-        const unsigned int v2627 = v2431 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2630 = v2431 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2627 = v2431 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2630 = v2431 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2631 = v2630 << 3u;
-        const unsigned int v2632 = v2400 + v2627;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2632 = v2400 + v2627;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2633 = v2632 < v3;
         const unsigned int v2634 = v32 + v2631;
         const bool v2635 = v2634 < v2;
         const bool v2636 = v2633 && v2635;
-        const unsigned int v2638 = v2632 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2638 = v2632 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2639 = v9 + v2638;
         const unsigned int v2640 = v2639 + v32;
         const unsigned int v2641 = v2640 + v2631;
         const unsigned int v2642 = v2636 ? v2641 : v9;
-        const unsigned int v2644 = v2627 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2644 = v2627 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2645 = v2404 + v2644;
         const unsigned int v2646 = v2645 + v2631;
         iron_copy_async<16>(shm1 + (v2646 ^ (((v2646 >> 7u) & 7u) << 3u)), b + v2642, v2636);
-        const unsigned int v2651 = v2455 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2654 = v2455 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2651 = v2455 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2654 = v2455 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2655 = v2654 << 3u;
-        const unsigned int v2656 = v2400 + v2651;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2656 = v2400 + v2651;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2657 = v2656 < v3;
         const unsigned int v2658 = v32 + v2655;
         const bool v2659 = v2658 < v2;
         const bool v2660 = v2657 && v2659;
-        const unsigned int v2662 = v2656 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2662 = v2656 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2663 = v9 + v2662;
         const unsigned int v2664 = v2663 + v32;
         const unsigned int v2665 = v2664 + v2655;
         const unsigned int v2666 = v2660 ? v2665 : v9;
-        const unsigned int v2668 = v2651 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2668 = v2651 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2669 = v2404 + v2668;
         const unsigned int v2670 = v2669 + v2655;
         iron_copy_async<16>(shm1 + (v2670 ^ (((v2670 >> 7u) & 7u) << 3u)), b + v2666, v2660);
-        const unsigned int v2675 = v2479 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2678 = v2479 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2675 = v2479 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2678 = v2479 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2679 = v2678 << 3u;
-        const unsigned int v2680 = v2400 + v2675;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2680 = v2400 + v2675;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2681 = v2680 < v3;
         const unsigned int v2682 = v32 + v2679;
         const bool v2683 = v2682 < v2;
         const bool v2684 = v2681 && v2683;
-        const unsigned int v2686 = v2680 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2686 = v2680 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2687 = v9 + v2686;
         const unsigned int v2688 = v2687 + v32;
         const unsigned int v2689 = v2688 + v2679;
         const unsigned int v2690 = v2684 ? v2689 : v9;
-        const unsigned int v2692 = v2675 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2692 = v2675 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2693 = v2404 + v2692;
         const unsigned int v2694 = v2693 + v2679;
         iron_copy_async<16>(shm1 + (v2694 ^ (((v2694 >> 7u) & 7u) << 3u)), b + v2690, v2684);
-        const unsigned int v2699 = v2503 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2702 = v2503 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2699 = v2503 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2702 = v2503 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2703 = v2702 << 3u;
-        const unsigned int v2704 = v2400 + v2699;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2704 = v2400 + v2699;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2705 = v2704 < v3;
         const unsigned int v2706 = v32 + v2703;
         const bool v2707 = v2706 < v2;
         const bool v2708 = v2705 && v2707;
-        const unsigned int v2710 = v2704 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2710 = v2704 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2711 = v9 + v2710;
         const unsigned int v2712 = v2711 + v32;
         const unsigned int v2713 = v2712 + v2703;
         const unsigned int v2714 = v2708 ? v2713 : v9;
-        const unsigned int v2716 = v2699 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2716 = v2699 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2717 = v2404 + v2716;
         const unsigned int v2718 = v2717 + v2703;
         iron_copy_async<16>(shm1 + (v2718 ^ (((v2718 >> 7u) & 7u) << 3u)), b + v2714, v2708);
-        const unsigned int v2723 = v2527 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2726 = v2527 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2723 = v2527 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2726 = v2527 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2727 = v2726 << 3u;
-        const unsigned int v2728 = v2400 + v2723;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2728 = v2400 + v2723;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2729 = v2728 < v3;
         const unsigned int v2730 = v32 + v2727;
         const bool v2731 = v2730 < v2;
         const bool v2732 = v2729 && v2731;
-        const unsigned int v2734 = v2728 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2734 = v2728 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2735 = v9 + v2734;
         const unsigned int v2736 = v2735 + v32;
         const unsigned int v2737 = v2736 + v2727;
         const unsigned int v2738 = v2732 ? v2737 : v9;
-        const unsigned int v2740 = v2723 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2740 = v2723 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2741 = v2404 + v2740;
         const unsigned int v2742 = v2741 + v2727;
         iron_copy_async<16>(shm1 + (v2742 ^ (((v2742 >> 7u) & 7u) << 3u)), b + v2738, v2732);
-        const unsigned int v2747 = v2551 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2750 = v2551 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2747 = v2551 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2750 = v2551 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2751 = v2750 << 3u;
-        const unsigned int v2752 = v2400 + v2747;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2752 = v2400 + v2747;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2753 = v2752 < v3;
         const unsigned int v2754 = v32 + v2751;
         const bool v2755 = v2754 < v2;
         const bool v2756 = v2753 && v2755;
-        const unsigned int v2758 = v2752 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2758 = v2752 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2759 = v9 + v2758;
         const unsigned int v2760 = v2759 + v32;
         const unsigned int v2761 = v2760 + v2751;
         const unsigned int v2762 = v2756 ? v2761 : v9;
-        const unsigned int v2764 = v2747 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2764 = v2747 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2765 = v2404 + v2764;
         const unsigned int v2766 = v2765 + v2751;
         iron_copy_async<16>(shm1 + (v2766 ^ (((v2766 >> 7u) & 7u) << 3u)), b + v2762, v2756);
-        const unsigned int v2771 = v2575 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2774 = v2575 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2771 = v2575 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2774 = v2575 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2775 = v2774 << 3u;
-        const unsigned int v2776 = v2400 + v2771;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2776 = v2400 + v2771;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2777 = v2776 < v3;
         const unsigned int v2778 = v32 + v2775;
         const bool v2779 = v2778 < v2;
         const bool v2780 = v2777 && v2779;
-        const unsigned int v2782 = v2776 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2782 = v2776 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2783 = v9 + v2782;
         const unsigned int v2784 = v2783 + v32;
         const unsigned int v2785 = v2784 + v2775;
         const unsigned int v2786 = v2780 ? v2785 : v9;
-        const unsigned int v2788 = v2771 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2788 = v2771 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2789 = v2404 + v2788;
         const unsigned int v2790 = v2789 + v2775;
         iron_copy_async<16>(shm1 + (v2790 ^ (((v2790 >> 7u) & 7u) << 3u)), b + v2786, v2780);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2803 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v2803 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (unsigned int v2791 = 0u; v2791 < v3; v2791 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2791 = 0u; v2791 < v3; v2791 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2793 = v2791 >> 6u;
       const unsigned int v2795 = v2793 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2797 = v2795 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v2804 = v2797 + v2803;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v2797 = v2795 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2804 = v2797 + v2803;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2804, 64u);
-      const unsigned int v2809 = v2797 + v41;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2809 = v2797 + v41;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load_shared<false, 7, 3>(v47, shm1, v2809, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2815 = v2804 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2815 = v2804 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2815, 64u);
-      const unsigned int v2818 = v2797 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2818 = v2797 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v2819 = v2818 + v41;
       iron_frag_load_shared<false, 7, 3>(v47, shm1, v2819, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2825 = v2804 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2825 = v2804 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2825, 64u);
-      const unsigned int v2828 = v2797 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2828 = v2797 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v2829 = v2828 + v41;
       iron_frag_load_shared<false, 7, 3>(v47, shm1, v2829, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2835 = v2804 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2835 = v2804 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2835, 64u);
-      const unsigned int v2838 = v2797 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2838 = v2797 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v2839 = v2838 + v41;
       iron_frag_load_shared<false, 7, 3>(v47, shm1, v2839, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2842 = v2791 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2842 = v2791 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2844 = v2793 + 2u;
       const unsigned int v2845 = v2844 % 3u;
       const bool v2846 = v2842 < v3;
       if (v2846) {
-        const unsigned int v2848 = v2845 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2850 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2853 = v2850 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2856 = v2850 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2848 = v2845 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2850 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2853 = v2850 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2856 = v2850 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2857 = v2856 << 3u;
-        const unsigned int v2858 = v28 + v2853;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2858 = v28 + v2853;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2859 = v2858 < v1;
         const unsigned int v2860 = v2842 + v2857;
         const bool v2861 = v2860 < v3;
         const bool v2862 = v2859 && v2861;
-        const unsigned int v2864 = v2858 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2864 = v2858 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2865 = v8 + v2864;
         const unsigned int v2866 = v2865 + v2842;
         const unsigned int v2867 = v2866 + v2857;
         const unsigned int v2868 = v2862 ? v2867 : v8;
-        const unsigned int v2870 = v2853 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2870 = v2853 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2871 = v2848 + v2870;
         const unsigned int v2872 = v2871 + v2857;
         iron_copy_async<16>(shm0 + (v2872 ^ (((v2872 >> 6u) & 7u) << 3u)), a + v2868, v2862);
-        const unsigned int v2875 = v2850 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2877 = v2875 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2880 = v2875 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2875 = v2850 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2877 = v2875 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2880 = v2875 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2881 = v2880 << 3u;
-        const unsigned int v2882 = v28 + v2877;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2882 = v28 + v2877;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2883 = v2882 < v1;
         const unsigned int v2884 = v2842 + v2881;
         const bool v2885 = v2884 < v3;
         const bool v2886 = v2883 && v2885;
-        const unsigned int v2888 = v2882 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2888 = v2882 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2889 = v8 + v2888;
         const unsigned int v2890 = v2889 + v2842;
         const unsigned int v2891 = v2890 + v2881;
         const unsigned int v2892 = v2886 ? v2891 : v8;
-        const unsigned int v2894 = v2877 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2894 = v2877 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2895 = v2848 + v2894;
         const unsigned int v2896 = v2895 + v2881;
         iron_copy_async<16>(shm0 + (v2896 ^ (((v2896 >> 6u) & 7u) << 3u)), a + v2892, v2886);
-        const unsigned int v2899 = v2850 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2901 = v2899 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2904 = v2899 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2899 = v2850 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2901 = v2899 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2904 = v2899 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2905 = v2904 << 3u;
-        const unsigned int v2906 = v28 + v2901;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2906 = v28 + v2901;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2907 = v2906 < v1;
         const unsigned int v2908 = v2842 + v2905;
         const bool v2909 = v2908 < v3;
         const bool v2910 = v2907 && v2909;
-        const unsigned int v2912 = v2906 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2912 = v2906 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2913 = v8 + v2912;
         const unsigned int v2914 = v2913 + v2842;
         const unsigned int v2915 = v2914 + v2905;
         const unsigned int v2916 = v2910 ? v2915 : v8;
-        const unsigned int v2918 = v2901 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2918 = v2901 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2919 = v2848 + v2918;
         const unsigned int v2920 = v2919 + v2905;
         iron_copy_async<16>(shm0 + (v2920 ^ (((v2920 >> 6u) & 7u) << 3u)), a + v2916, v2910);
-        const unsigned int v2923 = v2850 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2925 = v2923 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2928 = v2923 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2923 = v2850 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2925 = v2923 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2928 = v2923 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2929 = v2928 << 3u;
-        const unsigned int v2930 = v28 + v2925;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2930 = v28 + v2925;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2931 = v2930 < v1;
         const unsigned int v2932 = v2842 + v2929;
         const bool v2933 = v2932 < v3;
         const bool v2934 = v2931 && v2933;
-        const unsigned int v2936 = v2930 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2936 = v2930 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2937 = v8 + v2936;
         const unsigned int v2938 = v2937 + v2842;
         const unsigned int v2939 = v2938 + v2929;
         const unsigned int v2940 = v2934 ? v2939 : v8;
-        const unsigned int v2942 = v2925 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2942 = v2925 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2943 = v2848 + v2942;
         const unsigned int v2944 = v2943 + v2929;
         iron_copy_async<16>(shm0 + (v2944 ^ (((v2944 >> 6u) & 7u) << 3u)), a + v2940, v2934);
-        const unsigned int v2947 = v2850 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2949 = v2947 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2952 = v2947 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2947 = v2850 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2949 = v2947 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2952 = v2947 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2953 = v2952 << 3u;
-        const unsigned int v2954 = v28 + v2949;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2954 = v28 + v2949;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2955 = v2954 < v1;
         const unsigned int v2956 = v2842 + v2953;
         const bool v2957 = v2956 < v3;
         const bool v2958 = v2955 && v2957;
-        const unsigned int v2960 = v2954 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2960 = v2954 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2961 = v8 + v2960;
         const unsigned int v2962 = v2961 + v2842;
         const unsigned int v2963 = v2962 + v2953;
         const unsigned int v2964 = v2958 ? v2963 : v8;
-        const unsigned int v2966 = v2949 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2966 = v2949 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2967 = v2848 + v2966;
         const unsigned int v2968 = v2967 + v2953;
         iron_copy_async<16>(shm0 + (v2968 ^ (((v2968 >> 6u) & 7u) << 3u)), a + v2964, v2958);
-        const unsigned int v2971 = v2850 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2973 = v2971 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2976 = v2971 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2971 = v2850 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2973 = v2971 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2976 = v2971 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2977 = v2976 << 3u;
-        const unsigned int v2978 = v28 + v2973;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2978 = v28 + v2973;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2979 = v2978 < v1;
         const unsigned int v2980 = v2842 + v2977;
         const bool v2981 = v2980 < v3;
         const bool v2982 = v2979 && v2981;
-        const unsigned int v2984 = v2978 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2984 = v2978 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2985 = v8 + v2984;
         const unsigned int v2986 = v2985 + v2842;
         const unsigned int v2987 = v2986 + v2977;
         const unsigned int v2988 = v2982 ? v2987 : v8;
-        const unsigned int v2990 = v2973 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2990 = v2973 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2991 = v2848 + v2990;
         const unsigned int v2992 = v2991 + v2977;
         iron_copy_async<16>(shm0 + (v2992 ^ (((v2992 >> 6u) & 7u) << 3u)), a + v2988, v2982);
-        const unsigned int v2995 = v2850 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2997 = v2995 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3000 = v2995 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2995 = v2850 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2997 = v2995 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3000 = v2995 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3001 = v3000 << 3u;
-        const unsigned int v3002 = v28 + v2997;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3002 = v28 + v2997;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3003 = v3002 < v1;
         const unsigned int v3004 = v2842 + v3001;
         const bool v3005 = v3004 < v3;
         const bool v3006 = v3003 && v3005;
-        const unsigned int v3008 = v3002 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3008 = v3002 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3009 = v8 + v3008;
         const unsigned int v3010 = v3009 + v2842;
         const unsigned int v3011 = v3010 + v3001;
         const unsigned int v3012 = v3006 ? v3011 : v8;
-        const unsigned int v3014 = v2997 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3014 = v2997 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3015 = v2848 + v3014;
         const unsigned int v3016 = v3015 + v3001;
         iron_copy_async<16>(shm0 + (v3016 ^ (((v3016 >> 6u) & 7u) << 3u)), a + v3012, v3006);
-        const unsigned int v3019 = v2850 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3021 = v3019 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3024 = v3019 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3019 = v2850 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3021 = v3019 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3024 = v3019 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3025 = v3024 << 3u;
-        const unsigned int v3026 = v28 + v3021;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3026 = v28 + v3021;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3027 = v3026 < v1;
         const unsigned int v3028 = v2842 + v3025;
         const bool v3029 = v3028 < v3;
         const bool v3030 = v3027 && v3029;
-        const unsigned int v3032 = v3026 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3032 = v3026 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3033 = v8 + v3032;
         const unsigned int v3034 = v3033 + v2842;
         const unsigned int v3035 = v3034 + v3025;
         const unsigned int v3036 = v3030 ? v3035 : v8;
-        const unsigned int v3038 = v3021 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3038 = v3021 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3039 = v2848 + v3038;
         const unsigned int v3040 = v3039 + v3025;
         iron_copy_async<16>(shm0 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), a + v3036, v3030);
-        const unsigned int v3047 = v2850 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3050 = v2850 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3047 = v2850 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3050 = v2850 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3051 = v3050 << 3u;
-        const unsigned int v3052 = v2842 + v3047;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3052 = v2842 + v3047;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3053 = v3052 < v3;
         const unsigned int v3054 = v32 + v3051;
         const bool v3055 = v3054 < v2;
         const bool v3056 = v3053 && v3055;
-        const unsigned int v3058 = v3052 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3058 = v3052 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3059 = v9 + v3058;
         const unsigned int v3060 = v3059 + v32;
         const unsigned int v3061 = v3060 + v3051;
         const unsigned int v3062 = v3056 ? v3061 : v9;
-        const unsigned int v3064 = v3047 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3064 = v3047 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3065 = v2848 + v3064;
         const unsigned int v3066 = v3065 + v3051;
         iron_copy_async<16>(shm1 + (v3066 ^ (((v3066 >> 7u) & 7u) << 3u)), b + v3062, v3056);
-        const unsigned int v3071 = v2875 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3074 = v2875 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3071 = v2875 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3074 = v2875 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3075 = v3074 << 3u;
-        const unsigned int v3076 = v2842 + v3071;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3076 = v2842 + v3071;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3077 = v3076 < v3;
         const unsigned int v3078 = v32 + v3075;
         const bool v3079 = v3078 < v2;
         const bool v3080 = v3077 && v3079;
-        const unsigned int v3082 = v3076 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3082 = v3076 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3083 = v9 + v3082;
         const unsigned int v3084 = v3083 + v32;
         const unsigned int v3085 = v3084 + v3075;
         const unsigned int v3086 = v3080 ? v3085 : v9;
-        const unsigned int v3088 = v3071 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3088 = v3071 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3089 = v2848 + v3088;
         const unsigned int v3090 = v3089 + v3075;
         iron_copy_async<16>(shm1 + (v3090 ^ (((v3090 >> 7u) & 7u) << 3u)), b + v3086, v3080);
-        const unsigned int v3095 = v2899 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3098 = v2899 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3095 = v2899 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3098 = v2899 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3099 = v3098 << 3u;
-        const unsigned int v3100 = v2842 + v3095;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3100 = v2842 + v3095;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3101 = v3100 < v3;
         const unsigned int v3102 = v32 + v3099;
         const bool v3103 = v3102 < v2;
         const bool v3104 = v3101 && v3103;
-        const unsigned int v3106 = v3100 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3106 = v3100 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3107 = v9 + v3106;
         const unsigned int v3108 = v3107 + v32;
         const unsigned int v3109 = v3108 + v3099;
         const unsigned int v3110 = v3104 ? v3109 : v9;
-        const unsigned int v3112 = v3095 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3112 = v3095 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3113 = v2848 + v3112;
         const unsigned int v3114 = v3113 + v3099;
         iron_copy_async<16>(shm1 + (v3114 ^ (((v3114 >> 7u) & 7u) << 3u)), b + v3110, v3104);
-        const unsigned int v3119 = v2923 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3122 = v2923 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3119 = v2923 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3122 = v2923 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3123 = v3122 << 3u;
-        const unsigned int v3124 = v2842 + v3119;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3124 = v2842 + v3119;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3125 = v3124 < v3;
         const unsigned int v3126 = v32 + v3123;
         const bool v3127 = v3126 < v2;
         const bool v3128 = v3125 && v3127;
-        const unsigned int v3130 = v3124 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3130 = v3124 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3131 = v9 + v3130;
         const unsigned int v3132 = v3131 + v32;
         const unsigned int v3133 = v3132 + v3123;
         const unsigned int v3134 = v3128 ? v3133 : v9;
-        const unsigned int v3136 = v3119 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3136 = v3119 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3137 = v2848 + v3136;
         const unsigned int v3138 = v3137 + v3123;
         iron_copy_async<16>(shm1 + (v3138 ^ (((v3138 >> 7u) & 7u) << 3u)), b + v3134, v3128);
-        const unsigned int v3143 = v2947 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3146 = v2947 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3143 = v2947 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3146 = v2947 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3147 = v3146 << 3u;
-        const unsigned int v3148 = v2842 + v3143;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3148 = v2842 + v3143;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3149 = v3148 < v3;
         const unsigned int v3150 = v32 + v3147;
         const bool v3151 = v3150 < v2;
         const bool v3152 = v3149 && v3151;
-        const unsigned int v3154 = v3148 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3154 = v3148 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3155 = v9 + v3154;
         const unsigned int v3156 = v3155 + v32;
         const unsigned int v3157 = v3156 + v3147;
         const unsigned int v3158 = v3152 ? v3157 : v9;
-        const unsigned int v3160 = v3143 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3160 = v3143 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3161 = v2848 + v3160;
         const unsigned int v3162 = v3161 + v3147;
         iron_copy_async<16>(shm1 + (v3162 ^ (((v3162 >> 7u) & 7u) << 3u)), b + v3158, v3152);
-        const unsigned int v3167 = v2971 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3170 = v2971 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3167 = v2971 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3170 = v2971 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3171 = v3170 << 3u;
-        const unsigned int v3172 = v2842 + v3167;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3172 = v2842 + v3167;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3173 = v3172 < v3;
         const unsigned int v3174 = v32 + v3171;
         const bool v3175 = v3174 < v2;
         const bool v3176 = v3173 && v3175;
-        const unsigned int v3178 = v3172 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3178 = v3172 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3179 = v9 + v3178;
         const unsigned int v3180 = v3179 + v32;
         const unsigned int v3181 = v3180 + v3171;
         const unsigned int v3182 = v3176 ? v3181 : v9;
-        const unsigned int v3184 = v3167 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3184 = v3167 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3185 = v2848 + v3184;
         const unsigned int v3186 = v3185 + v3171;
         iron_copy_async<16>(shm1 + (v3186 ^ (((v3186 >> 7u) & 7u) << 3u)), b + v3182, v3176);
-        const unsigned int v3191 = v2995 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3194 = v2995 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3191 = v2995 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3194 = v2995 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3195 = v3194 << 3u;
-        const unsigned int v3196 = v2842 + v3191;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3196 = v2842 + v3191;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3197 = v3196 < v3;
         const unsigned int v3198 = v32 + v3195;
         const bool v3199 = v3198 < v2;
         const bool v3200 = v3197 && v3199;
-        const unsigned int v3202 = v3196 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3202 = v3196 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3203 = v9 + v3202;
         const unsigned int v3204 = v3203 + v32;
         const unsigned int v3205 = v3204 + v3195;
         const unsigned int v3206 = v3200 ? v3205 : v9;
-        const unsigned int v3208 = v3191 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3208 = v3191 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3209 = v2848 + v3208;
         const unsigned int v3210 = v3209 + v3195;
         iron_copy_async<16>(shm1 + (v3210 ^ (((v3210 >> 7u) & 7u) << 3u)), b + v3206, v3200);
-        const unsigned int v3215 = v3019 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3218 = v3019 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3215 = v3019 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3218 = v3019 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3219 = v3218 << 3u;
-        const unsigned int v3220 = v2842 + v3215;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3220 = v2842 + v3215;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3221 = v3220 < v3;
         const unsigned int v3222 = v32 + v3219;
         const bool v3223 = v3222 < v2;
         const bool v3224 = v3221 && v3223;
-        const unsigned int v3226 = v3220 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3226 = v3220 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3227 = v9 + v3226;
         const unsigned int v3228 = v3227 + v32;
         const unsigned int v3229 = v3228 + v3219;
         const unsigned int v3230 = v3224 ? v3229 : v9;
-        const unsigned int v3232 = v3215 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3232 = v3215 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3233 = v2848 + v3232;
         const unsigned int v3234 = v3233 + v3219;
         iron_copy_async<16>(shm1 + (v3234 ^ (((v3234 >> 7u) & 7u) << 3u)), b + v3230, v3224);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v508 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v508 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v509 = threadIdx.x;
-    const unsigned int v565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const unsigned int v577 = v565 + 16u;
-    const unsigned int v581 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:242
-    const unsigned int v587 = v565 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v591 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:242
-    const unsigned int v597 = v565 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v601 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v581 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v587 = v565 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v591 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v597 = v565 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v601 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (unsigned int v507 = 0u; v507 < v3; v507 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v511 = v509; v511 < 8192u; v511 += v508) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v513 = v511 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v515 = v511 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v516 = v28 + v513;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v507 = 0u; v507 < v3; v507 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v511 = v509; v511 < 8192u; v511 += v508) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v513 = v511 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v515 = v511 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v516 = v28 + v513;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v517 = v516 < v1;
         const unsigned int v518 = v507 + v515;
         const bool v519 = v518 < v3;
         const bool v520 = v517 && v519;
         if (v520) {
-          const unsigned int v522 = v516 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v522 = v516 * v3;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v523 = v8 + v522;
           const unsigned int v524 = v523 + v507;
           const unsigned int v525 = v524 + v515;
           const iron_bf16 v526 = a[v525];
-          const unsigned int v528 = v513 << 6u;
+          const unsigned int v528 = v513 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v529 = v528 + v515;
           shm0[(v529 ^ (((v529 >> 6u) & 7u) << 3u))] = v526;
         } else {
-          const unsigned int v531 = v513 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v531 = v513 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v532 = v531 + v515;
           shm0[(v532 ^ (((v532 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v537 = v509; v537 < 8192u; v537 += v508) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v539 = v537 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v541 = v537 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v542 = v507 + v539;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v537 = v509; v537 < 8192u; v537 += v508) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v539 = v537 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v541 = v537 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v542 = v507 + v539;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v543 = v542 < v3;
         const unsigned int v544 = v32 + v541;
         const bool v545 = v544 < v2;
         const bool v546 = v543 && v545;
         if (v546) {
-          const unsigned int v548 = v542 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v548 = v542 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v549 = v9 + v548;
           const unsigned int v550 = v549 + v32;
           const unsigned int v551 = v550 + v541;
           const iron_bf16 v552 = b[v551];
-          const unsigned int v554 = v539 << 7u;
+          const unsigned int v554 = v539 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v555 = v554 + v541;
           shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = v552;
         } else {
-          const unsigned int v557 = v539 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v557 = v539 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v558 = v557 + v541;
           shm1[(v558 ^ (((v558 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v565, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v41, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v577, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v581, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v587, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v591, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v597, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v601, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v565, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v41, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v577, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v581, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v587, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v591, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v597, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v601, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v602 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v602 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v603 = v28 + v37;
-  const unsigned int v604 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v604 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v605 = v603 + v604;
-  const unsigned int v606 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v606 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v607 = v602 + v606;
-  const bool v608 = v605 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v608 = v605 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v609 = v607 < v2;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -1013,11 +1013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v617 = v616 + v607;
     out[v617] = v613;
   }
-  const unsigned int v618 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v618 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v619 = v603 + v618;
-  const unsigned int v620 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v620 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v621 = v602 + v620;
-  const bool v622 = v619 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v622 = v619 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v623 = v621 < v2;
   const bool v624 = v622 && v623;
   if (v624) {
@@ -1030,11 +1030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v631 = v630 + v621;
     out[v631] = v627;
   }
-  const unsigned int v632 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v632 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v633 = v603 + v632;
-  const unsigned int v634 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v634 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v635 = v602 + v634;
-  const bool v636 = v633 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v636 = v633 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v637 = v635 < v2;
   const bool v638 = v636 && v637;
   if (v638) {
@@ -1047,11 +1047,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v645 = v644 + v635;
     out[v645] = v641;
   }
-  const unsigned int v646 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v646 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v647 = v603 + v646;
-  const unsigned int v648 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v648 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v649 = v602 + v648;
-  const bool v650 = v647 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v650 = v647 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v651 = v649 < v2;
   const bool v652 = v650 && v651;
   if (v652) {
@@ -1064,11 +1064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v659 = v658 + v649;
     out[v659] = v655;
   }
-  const unsigned int v660 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v660 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v661 = v603 + v660;
-  const unsigned int v662 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v662 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v663 = v602 + v662;
-  const bool v664 = v661 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v664 = v661 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v665 = v663 < v2;
   const bool v666 = v664 && v665;
   if (v666) {
@@ -1081,11 +1081,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v673 = v672 + v663;
     out[v673] = v669;
   }
-  const unsigned int v674 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v674 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v675 = v603 + v674;
-  const unsigned int v676 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v676 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v677 = v602 + v676;
-  const bool v678 = v675 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v678 = v675 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v679 = v677 < v2;
   const bool v680 = v678 && v679;
   if (v680) {
@@ -1098,11 +1098,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v687 = v686 + v677;
     out[v687] = v683;
   }
-  const unsigned int v688 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v688 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v689 = v603 + v688;
-  const unsigned int v690 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v690 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v691 = v602 + v690;
-  const bool v692 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v692 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v693 = v691 < v2;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -1115,11 +1115,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v701 = v700 + v691;
     out[v701] = v697;
   }
-  const unsigned int v702 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v702 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v703 = v603 + v702;
-  const unsigned int v704 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v704 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v705 = v602 + v704;
-  const bool v706 = v703 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v706 = v703 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v707 = v705 < v2;
   const bool v708 = v706 && v707;
   if (v708) {
@@ -1132,11 +1132,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v715 = v714 + v705;
     out[v715] = v711;
   }
-  const unsigned int v716 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v716 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v717 = v603 + v716;
-  const unsigned int v718 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v718 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v719 = v602 + v718;
-  const bool v720 = v717 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v720 = v717 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v721 = v719 < v2;
   const bool v722 = v720 && v721;
   if (v722) {
@@ -1149,11 +1149,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v729 = v728 + v719;
     out[v729] = v725;
   }
-  const unsigned int v730 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v730 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v731 = v603 + v730;
-  const unsigned int v732 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v732 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v733 = v602 + v732;
-  const bool v734 = v731 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v734 = v731 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v735 = v733 < v2;
   const bool v736 = v734 && v735;
   if (v736) {
@@ -1166,11 +1166,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v743 = v742 + v733;
     out[v743] = v739;
   }
-  const unsigned int v744 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v744 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v745 = v603 + v744;
-  const unsigned int v746 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v746 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v747 = v602 + v746;
-  const bool v748 = v745 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v748 = v745 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v749 = v747 < v2;
   const bool v750 = v748 && v749;
   if (v750) {
@@ -1183,11 +1183,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v757 = v756 + v747;
     out[v757] = v753;
   }
-  const unsigned int v758 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v758 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v759 = v603 + v758;
-  const unsigned int v760 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v760 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v761 = v602 + v760;
-  const bool v762 = v759 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v762 = v759 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v763 = v761 < v2;
   const bool v764 = v762 && v763;
   if (v764) {
@@ -1200,11 +1200,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v771 = v770 + v761;
     out[v771] = v767;
   }
-  const unsigned int v772 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v772 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v773 = v603 + v772;
-  const unsigned int v774 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v774 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v775 = v602 + v774;
-  const bool v776 = v773 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v776 = v773 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v777 = v775 < v2;
   const bool v778 = v776 && v777;
   if (v778) {
@@ -1217,11 +1217,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v785 = v784 + v775;
     out[v785] = v781;
   }
-  const unsigned int v786 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v786 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v787 = v603 + v786;
-  const unsigned int v788 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v788 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v789 = v602 + v788;
-  const bool v790 = v787 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v790 = v787 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v791 = v789 < v2;
   const bool v792 = v790 && v791;
   if (v792) {
@@ -1234,11 +1234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v799 = v798 + v789;
     out[v799] = v795;
   }
-  const unsigned int v800 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v800 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v801 = v603 + v800;
-  const unsigned int v802 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v802 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v803 = v602 + v802;
-  const bool v804 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v804 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v805 = v803 < v2;
   const bool v806 = v804 && v805;
   if (v806) {
@@ -1251,11 +1251,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v813 = v812 + v803;
     out[v813] = v809;
   }
-  const unsigned int v814 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v814 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v815 = v603 + v814;
-  const unsigned int v816 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v816 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v817 = v602 + v816;
-  const bool v818 = v815 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v818 = v815 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v819 = v817 < v2;
   const bool v820 = v818 && v819;
   if (v820) {
@@ -1268,11 +1268,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v827 = v826 + v817;
     out[v827] = v823;
   }
-  const unsigned int v828 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v828 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v829 = v603 + v828;
-  const unsigned int v830 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v830 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v831 = v602 + v830;
-  const bool v832 = v829 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v832 = v829 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v833 = v831 < v2;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -1285,11 +1285,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v841 = v840 + v831;
     out[v841] = v837;
   }
-  const unsigned int v842 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v842 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v843 = v603 + v842;
-  const unsigned int v844 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v844 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v845 = v602 + v844;
-  const bool v846 = v843 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v846 = v843 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v847 = v845 < v2;
   const bool v848 = v846 && v847;
   if (v848) {
@@ -1302,11 +1302,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v855 = v854 + v845;
     out[v855] = v851;
   }
-  const unsigned int v856 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v856 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v857 = v603 + v856;
-  const unsigned int v858 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v858 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v859 = v602 + v858;
-  const bool v860 = v857 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v860 = v857 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v861 = v859 < v2;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -1319,11 +1319,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v869 = v868 + v859;
     out[v869] = v865;
   }
-  const unsigned int v870 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v870 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v871 = v603 + v870;
-  const unsigned int v872 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v872 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v873 = v602 + v872;
-  const bool v874 = v871 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v874 = v871 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v875 = v873 < v2;
   const bool v876 = v874 && v875;
   if (v876) {
@@ -1336,11 +1336,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v883 = v882 + v873;
     out[v883] = v879;
   }
-  const unsigned int v884 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v884 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v885 = v603 + v884;
-  const unsigned int v886 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v886 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v887 = v602 + v886;
-  const bool v888 = v885 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v888 = v885 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v889 = v887 < v2;
   const bool v890 = v888 && v889;
   if (v890) {
@@ -1353,11 +1353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v897 = v896 + v887;
     out[v897] = v893;
   }
-  const unsigned int v898 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v898 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v899 = v603 + v898;
-  const unsigned int v900 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v900 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v901 = v602 + v900;
-  const bool v902 = v899 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v902 = v899 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v903 = v901 < v2;
   const bool v904 = v902 && v903;
   if (v904) {
@@ -1370,11 +1370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v911 = v910 + v901;
     out[v911] = v907;
   }
-  const unsigned int v912 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v912 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v913 = v603 + v912;
-  const unsigned int v914 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v914 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v915 = v602 + v914;
-  const bool v916 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v916 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v917 = v915 < v2;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -1387,11 +1387,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v925 = v924 + v915;
     out[v925] = v921;
   }
-  const unsigned int v926 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v926 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v927 = v603 + v926;
-  const unsigned int v928 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v928 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v929 = v602 + v928;
-  const bool v930 = v927 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v930 = v927 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v931 = v929 < v2;
   const bool v932 = v930 && v931;
   if (v932) {
@@ -1404,11 +1404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v939 = v938 + v929;
     out[v939] = v935;
   }
-  const unsigned int v940 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v940 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v941 = v603 + v940;
-  const unsigned int v942 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v942 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v943 = v602 + v942;
-  const bool v944 = v941 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v944 = v941 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v945 = v943 < v2;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -1421,11 +1421,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v953 = v952 + v943;
     out[v953] = v949;
   }
-  const unsigned int v954 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v954 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v955 = v603 + v954;
-  const unsigned int v956 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v956 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v957 = v602 + v956;
-  const bool v958 = v955 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v958 = v955 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v959 = v957 < v2;
   const bool v960 = v958 && v959;
   if (v960) {
@@ -1438,11 +1438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v967 = v966 + v957;
     out[v967] = v963;
   }
-  const unsigned int v968 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v968 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v969 = v603 + v968;
-  const unsigned int v970 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v970 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v971 = v602 + v970;
-  const bool v972 = v969 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v972 = v969 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v973 = v971 < v2;
   const bool v974 = v972 && v973;
   if (v974) {
@@ -1455,11 +1455,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v981 = v980 + v971;
     out[v981] = v977;
   }
-  const unsigned int v982 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v982 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v983 = v603 + v982;
-  const unsigned int v984 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v984 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v985 = v602 + v984;
-  const bool v986 = v983 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v986 = v983 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v987 = v985 < v2;
   const bool v988 = v986 && v987;
   if (v988) {
@@ -1472,11 +1472,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v995 = v994 + v985;
     out[v995] = v991;
   }
-  const unsigned int v996 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v996 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v997 = v603 + v996;
-  const unsigned int v998 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v998 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v999 = v602 + v998;
-  const bool v1000 = v997 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1000 = v997 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1001 = v999 < v2;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
@@ -1489,11 +1489,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1009 = v1008 + v999;
     out[v1009] = v1005;
   }
-  const unsigned int v1010 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1010 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1011 = v603 + v1010;
-  const unsigned int v1012 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1012 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1013 = v602 + v1012;
-  const bool v1014 = v1011 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1014 = v1011 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1015 = v1013 < v2;
   const bool v1016 = v1014 && v1015;
   if (v1016) {
@@ -1506,11 +1506,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1023 = v1022 + v1013;
     out[v1023] = v1019;
   }
-  const unsigned int v1024 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1024 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1025 = v603 + v1024;
-  const unsigned int v1026 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1026 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1027 = v602 + v1026;
-  const bool v1028 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1028 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1029 = v1027 < v2;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -1523,11 +1523,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1037 = v1036 + v1027;
     out[v1037] = v1033;
   }
-  const unsigned int v1038 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1038 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1039 = v603 + v1038;
-  const unsigned int v1040 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1040 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1041 = v602 + v1040;
-  const bool v1042 = v1039 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1042 = v1039 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1043 = v1041 < v2;
   const bool v1044 = v1042 && v1043;
   if (v1044) {
@@ -1540,11 +1540,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1051 = v1050 + v1041;
     out[v1051] = v1047;
   }
-  const unsigned int v1052 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1052 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1053 = v603 + v1052;
-  const unsigned int v1054 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1054 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1055 = v602 + v1054;
-  const bool v1056 = v1053 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1056 = v1053 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1057 = v1055 < v2;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
@@ -1557,11 +1557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1065 = v1064 + v1055;
     out[v1065] = v1061;
   }
-  const unsigned int v1066 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1066 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1067 = v603 + v1066;
-  const unsigned int v1068 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1068 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1069 = v602 + v1068;
-  const bool v1070 = v1067 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1070 = v1067 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1071 = v1069 < v2;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
@@ -1574,11 +1574,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1079 = v1078 + v1069;
     out[v1079] = v1075;
   }
-  const unsigned int v1080 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1080 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1081 = v603 + v1080;
-  const unsigned int v1082 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1082 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1083 = v602 + v1082;
-  const bool v1084 = v1081 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1084 = v1081 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1085 = v1083 < v2;
   const bool v1086 = v1084 && v1085;
   if (v1086) {
@@ -1591,11 +1591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1093 = v1092 + v1083;
     out[v1093] = v1089;
   }
-  const unsigned int v1094 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1094 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1095 = v603 + v1094;
-  const unsigned int v1096 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1096 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1097 = v602 + v1096;
-  const bool v1098 = v1095 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1098 = v1095 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1099 = v1097 < v2;
   const bool v1100 = v1098 && v1099;
   if (v1100) {
@@ -1608,11 +1608,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1107 = v1106 + v1097;
     out[v1107] = v1103;
   }
-  const unsigned int v1108 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1108 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1109 = v603 + v1108;
-  const unsigned int v1110 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1110 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1111 = v602 + v1110;
-  const bool v1112 = v1109 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1112 = v1109 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1113 = v1111 < v2;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1625,11 +1625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1121 = v1120 + v1111;
     out[v1121] = v1117;
   }
-  const unsigned int v1122 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1122 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1123 = v603 + v1122;
-  const unsigned int v1124 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1124 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1125 = v602 + v1124;
-  const bool v1126 = v1123 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1126 = v1123 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1127 = v1125 < v2;
   const bool v1128 = v1126 && v1127;
   if (v1128) {
@@ -1642,11 +1642,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1135 = v1134 + v1125;
     out[v1135] = v1131;
   }
-  const unsigned int v1136 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1136 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1137 = v603 + v1136;
-  const unsigned int v1138 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1138 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1139 = v602 + v1138;
-  const bool v1140 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1140 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1141 = v1139 < v2;
   const bool v1142 = v1140 && v1141;
   if (v1142) {
@@ -1659,11 +1659,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1149 = v1148 + v1139;
     out[v1149] = v1145;
   }
-  const unsigned int v1150 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1150 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1151 = v603 + v1150;
-  const unsigned int v1152 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1152 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1153 = v602 + v1152;
-  const bool v1154 = v1151 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1154 = v1151 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1155 = v1153 < v2;
   const bool v1156 = v1154 && v1155;
   if (v1156) {
@@ -1676,11 +1676,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1163 = v1162 + v1153;
     out[v1163] = v1159;
   }
-  const unsigned int v1164 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1164 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1165 = v603 + v1164;
-  const unsigned int v1166 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1166 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1167 = v602 + v1166;
-  const bool v1168 = v1165 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1168 = v1165 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1169 = v1167 < v2;
   const bool v1170 = v1168 && v1169;
   if (v1170) {
@@ -1693,11 +1693,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1177 = v1176 + v1167;
     out[v1177] = v1173;
   }
-  const unsigned int v1178 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1178 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1179 = v603 + v1178;
-  const unsigned int v1180 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1180 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1181 = v602 + v1180;
-  const bool v1182 = v1179 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1182 = v1179 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1183 = v1181 < v2;
   const bool v1184 = v1182 && v1183;
   if (v1184) {
@@ -1710,11 +1710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1191 = v1190 + v1181;
     out[v1191] = v1187;
   }
-  const unsigned int v1192 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1192 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1193 = v603 + v1192;
-  const unsigned int v1194 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1194 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1195 = v602 + v1194;
-  const bool v1196 = v1193 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1196 = v1193 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1197 = v1195 < v2;
   const bool v1198 = v1196 && v1197;
   if (v1198) {
@@ -1727,11 +1727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1205 = v1204 + v1195;
     out[v1205] = v1201;
   }
-  const unsigned int v1206 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1206 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1207 = v603 + v1206;
-  const unsigned int v1208 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1208 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1209 = v602 + v1208;
-  const bool v1210 = v1207 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1210 = v1207 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1211 = v1209 < v2;
   const bool v1212 = v1210 && v1211;
   if (v1212) {
@@ -1744,11 +1744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1219 = v1218 + v1209;
     out[v1219] = v1215;
   }
-  const unsigned int v1220 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1220 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1221 = v603 + v1220;
-  const unsigned int v1222 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1222 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1223 = v602 + v1222;
-  const bool v1224 = v1221 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1224 = v1221 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1225 = v1223 < v2;
   const bool v1226 = v1224 && v1225;
   if (v1226) {
@@ -1761,11 +1761,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1233 = v1232 + v1223;
     out[v1233] = v1229;
   }
-  const unsigned int v1234 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1234 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1235 = v603 + v1234;
-  const unsigned int v1236 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1236 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1237 = v602 + v1236;
-  const bool v1238 = v1235 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1238 = v1235 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1239 = v1237 < v2;
   const bool v1240 = v1238 && v1239;
   if (v1240) {
@@ -1778,11 +1778,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1247 = v1246 + v1237;
     out[v1247] = v1243;
   }
-  const unsigned int v1248 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1248 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1249 = v603 + v1248;
-  const unsigned int v1250 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1250 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1251 = v602 + v1250;
-  const bool v1252 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1252 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1253 = v1251 < v2;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1795,11 +1795,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1261 = v1260 + v1251;
     out[v1261] = v1257;
   }
-  const unsigned int v1262 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1262 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1263 = v603 + v1262;
-  const unsigned int v1264 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1264 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1265 = v602 + v1264;
-  const bool v1266 = v1263 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1266 = v1263 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1267 = v1265 < v2;
   const bool v1268 = v1266 && v1267;
   if (v1268) {
@@ -1812,11 +1812,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1275 = v1274 + v1265;
     out[v1275] = v1271;
   }
-  const unsigned int v1276 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1276 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1277 = v603 + v1276;
-  const unsigned int v1278 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1278 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1279 = v602 + v1278;
-  const bool v1280 = v1277 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1280 = v1277 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1281 = v1279 < v2;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1829,11 +1829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1289 = v1288 + v1279;
     out[v1289] = v1285;
   }
-  const unsigned int v1290 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1290 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1291 = v603 + v1290;
-  const unsigned int v1292 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1292 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1293 = v602 + v1292;
-  const bool v1294 = v1291 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1294 = v1291 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1295 = v1293 < v2;
   const bool v1296 = v1294 && v1295;
   if (v1296) {
@@ -1846,11 +1846,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1303 = v1302 + v1293;
     out[v1303] = v1299;
   }
-  const unsigned int v1304 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1304 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1305 = v603 + v1304;
-  const unsigned int v1306 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1306 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1307 = v602 + v1306;
-  const bool v1308 = v1305 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1308 = v1305 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1309 = v1307 < v2;
   const bool v1310 = v1308 && v1309;
   if (v1310) {
@@ -1863,11 +1863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1317 = v1316 + v1307;
     out[v1317] = v1313;
   }
-  const unsigned int v1318 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1318 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1319 = v603 + v1318;
-  const unsigned int v1320 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1320 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1321 = v602 + v1320;
-  const bool v1322 = v1319 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1322 = v1319 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1323 = v1321 < v2;
   const bool v1324 = v1322 && v1323;
   if (v1324) {
@@ -1880,11 +1880,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1331 = v1330 + v1321;
     out[v1331] = v1327;
   }
-  const unsigned int v1332 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1332 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1333 = v603 + v1332;
-  const unsigned int v1334 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1334 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1335 = v602 + v1334;
-  const bool v1336 = v1333 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1336 = v1333 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1337 = v1335 < v2;
   const bool v1338 = v1336 && v1337;
   if (v1338) {
@@ -1897,11 +1897,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1345 = v1344 + v1335;
     out[v1345] = v1341;
   }
-  const unsigned int v1346 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1346 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1347 = v603 + v1346;
-  const unsigned int v1348 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1348 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1349 = v602 + v1348;
-  const bool v1350 = v1347 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1350 = v1347 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1351 = v1349 < v2;
   const bool v1352 = v1350 && v1351;
   if (v1352) {
@@ -1914,11 +1914,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1359 = v1358 + v1349;
     out[v1359] = v1355;
   }
-  const unsigned int v1360 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1360 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1361 = v603 + v1360;
-  const unsigned int v1362 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1362 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1363 = v602 + v1362;
-  const bool v1364 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1364 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1365 = v1363 < v2;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1931,11 +1931,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1373 = v1372 + v1363;
     out[v1373] = v1369;
   }
-  const unsigned int v1374 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1374 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1375 = v603 + v1374;
-  const unsigned int v1376 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1376 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1377 = v602 + v1376;
-  const bool v1378 = v1375 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1378 = v1375 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1379 = v1377 < v2;
   const bool v1380 = v1378 && v1379;
   if (v1380) {
@@ -1948,11 +1948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1387 = v1386 + v1377;
     out[v1387] = v1383;
   }
-  const unsigned int v1388 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1388 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1389 = v603 + v1388;
-  const unsigned int v1390 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1390 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1391 = v602 + v1390;
-  const bool v1392 = v1389 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1392 = v1389 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1393 = v1391 < v2;
   const bool v1394 = v1392 && v1393;
   if (v1394) {
@@ -1965,11 +1965,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1401 = v1400 + v1391;
     out[v1401] = v1397;
   }
-  const unsigned int v1402 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1402 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1403 = v603 + v1402;
-  const unsigned int v1404 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1404 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1405 = v602 + v1404;
-  const bool v1406 = v1403 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1406 = v1403 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1407 = v1405 < v2;
   const bool v1408 = v1406 && v1407;
   if (v1408) {
@@ -1982,11 +1982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1415 = v1414 + v1405;
     out[v1415] = v1411;
   }
-  const unsigned int v1416 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1416 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1417 = v603 + v1416;
-  const unsigned int v1418 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1418 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1419 = v602 + v1418;
-  const bool v1420 = v1417 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1420 = v1417 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1421 = v1419 < v2;
   const bool v1422 = v1420 && v1421;
   if (v1422) {
@@ -1999,11 +1999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1429 = v1428 + v1419;
     out[v1429] = v1425;
   }
-  const unsigned int v1430 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1430 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1431 = v603 + v1430;
-  const unsigned int v1432 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1432 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1433 = v602 + v1432;
-  const bool v1434 = v1431 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1434 = v1431 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1435 = v1433 < v2;
   const bool v1436 = v1434 && v1435;
   if (v1436) {
@@ -2016,11 +2016,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1443 = v1442 + v1433;
     out[v1443] = v1439;
   }
-  const unsigned int v1444 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1444 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1445 = v603 + v1444;
-  const unsigned int v1446 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1446 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1447 = v602 + v1446;
-  const bool v1448 = v1445 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1448 = v1445 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1449 = v1447 < v2;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -2033,11 +2033,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1457 = v1456 + v1447;
     out[v1457] = v1453;
   }
-  const unsigned int v1458 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1458 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1459 = v603 + v1458;
-  const unsigned int v1460 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1460 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1461 = v602 + v1460;
-  const bool v1462 = v1459 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1462 = v1459 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1463 = v1461 < v2;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -2050,11 +2050,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1471 = v1470 + v1461;
     out[v1471] = v1467;
   }
-  const unsigned int v1472 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1472 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1473 = v603 + v1472;
-  const unsigned int v1474 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1474 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1475 = v602 + v1474;
-  const bool v1476 = v1473 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1476 = v1473 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1477 = v1475 < v2;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -2067,11 +2067,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1485 = v1484 + v1475;
     out[v1485] = v1481;
   }
-  const unsigned int v1486 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1486 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1487 = v603 + v1486;
-  const unsigned int v1488 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1488 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1489 = v602 + v1488;
-  const bool v1490 = v1487 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1490 = v1487 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1491 = v1489 < v2;
   const bool v1492 = v1490 && v1491;
   if (v1492) {
@@ -2084,11 +2084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1499 = v1498 + v1489;
     out[v1499] = v1495;
   }
-  const unsigned int v1500 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1500 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1501 = v603 + v1500;
-  const unsigned int v1502 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1502 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1503 = v602 + v1502;
-  const bool v1504 = v1501 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1504 = v1501 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1505 = v1503 < v2;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -2101,11 +2101,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1513 = v1512 + v1503;
     out[v1513] = v1509;
   }
-  const unsigned int v1514 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1514 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1515 = v603 + v1514;
-  const unsigned int v1516 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1516 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1517 = v602 + v1516;
-  const bool v1518 = v1515 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1518 = v1515 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1519 = v1517 < v2;
   const bool v1520 = v1518 && v1519;
   if (v1520) {
@@ -2118,11 +2118,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1527 = v1526 + v1517;
     out[v1527] = v1523;
   }
-  const unsigned int v1528 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1528 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1529 = v603 + v1528;
-  const unsigned int v1530 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1530 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1531 = v602 + v1530;
-  const bool v1532 = v1529 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1532 = v1529 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1533 = v1531 < v2;
   const bool v1534 = v1532 && v1533;
   if (v1534) {
@@ -2135,11 +2135,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1541 = v1540 + v1531;
     out[v1541] = v1537;
   }
-  const unsigned int v1542 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1542 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1543 = v603 + v1542;
-  const unsigned int v1544 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1544 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1545 = v602 + v1544;
-  const bool v1546 = v1543 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1546 = v1543 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1547 = v1545 < v2;
   const bool v1548 = v1546 && v1547;
   if (v1548) {
@@ -2152,11 +2152,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1555 = v1554 + v1545;
     out[v1555] = v1551;
   }
-  const unsigned int v1556 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1556 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1557 = v603 + v1556;
-  const unsigned int v1558 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1558 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1559 = v602 + v1558;
-  const bool v1560 = v1557 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1560 = v1557 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1561 = v1559 < v2;
   const bool v1562 = v1560 && v1561;
   if (v1562) {
@@ -2169,11 +2169,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1569 = v1568 + v1559;
     out[v1569] = v1565;
   }
-  const unsigned int v1570 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1570 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1571 = v603 + v1570;
-  const unsigned int v1572 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1572 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1573 = v602 + v1572;
-  const bool v1574 = v1571 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1574 = v1571 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1575 = v1573 < v2;
   const bool v1576 = v1574 && v1575;
   if (v1576) {
@@ -2186,11 +2186,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1583 = v1582 + v1573;
     out[v1583] = v1579;
   }
-  const unsigned int v1584 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1584 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1585 = v603 + v1584;
-  const unsigned int v1586 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1586 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1587 = v602 + v1586;
-  const bool v1588 = v1585 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1588 = v1585 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1589 = v1587 < v2;
   const bool v1590 = v1588 && v1589;
   if (v1590) {
@@ -2203,11 +2203,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1597 = v1596 + v1587;
     out[v1597] = v1593;
   }
-  const unsigned int v1598 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1598 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1599 = v603 + v1598;
-  const unsigned int v1600 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1600 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1601 = v602 + v1600;
-  const bool v1602 = v1599 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1602 = v1599 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1603 = v1601 < v2;
   const bool v1604 = v1602 && v1603;
   if (v1604) {
@@ -2220,11 +2220,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1611 = v1610 + v1601;
     out[v1611] = v1607;
   }
-  const unsigned int v1612 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1612 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1613 = v603 + v1612;
-  const unsigned int v1614 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1614 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1615 = v602 + v1614;
-  const bool v1616 = v1613 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1616 = v1613 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1617 = v1615 < v2;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -2237,11 +2237,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1625 = v1624 + v1615;
     out[v1625] = v1621;
   }
-  const unsigned int v1626 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1626 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1627 = v603 + v1626;
-  const unsigned int v1628 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1628 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1629 = v602 + v1628;
-  const bool v1630 = v1627 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1630 = v1627 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1631 = v1629 < v2;
   const bool v1632 = v1630 && v1631;
   if (v1632) {
@@ -2254,11 +2254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1639 = v1638 + v1629;
     out[v1639] = v1635;
   }
-  const unsigned int v1640 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1640 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1641 = v603 + v1640;
-  const unsigned int v1642 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1642 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1643 = v602 + v1642;
-  const bool v1644 = v1641 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1644 = v1641 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1645 = v1643 < v2;
   const bool v1646 = v1644 && v1645;
   if (v1646) {
@@ -2271,11 +2271,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1653 = v1652 + v1643;
     out[v1653] = v1649;
   }
-  const unsigned int v1654 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1654 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1655 = v603 + v1654;
-  const unsigned int v1656 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1656 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1657 = v602 + v1656;
-  const bool v1658 = v1655 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1658 = v1655 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1659 = v1657 < v2;
   const bool v1660 = v1658 && v1659;
   if (v1660) {
@@ -2288,11 +2288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1667 = v1666 + v1657;
     out[v1667] = v1663;
   }
-  const unsigned int v1668 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1668 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1669 = v603 + v1668;
-  const unsigned int v1670 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1670 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1671 = v602 + v1670;
-  const bool v1672 = v1669 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1672 = v1669 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1673 = v1671 < v2;
   const bool v1674 = v1672 && v1673;
   if (v1674) {
@@ -2305,11 +2305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1681 = v1680 + v1671;
     out[v1681] = v1677;
   }
-  const unsigned int v1682 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1682 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1683 = v603 + v1682;
-  const unsigned int v1684 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1684 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1685 = v602 + v1684;
-  const bool v1686 = v1683 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1686 = v1683 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1687 = v1685 < v2;
   const bool v1688 = v1686 && v1687;
   if (v1688) {
@@ -2322,11 +2322,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1695 = v1694 + v1685;
     out[v1695] = v1691;
   }
-  const unsigned int v1696 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1696 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1697 = v603 + v1696;
-  const unsigned int v1698 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1698 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1699 = v602 + v1698;
-  const bool v1700 = v1697 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1700 = v1697 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1701 = v1699 < v2;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -2339,11 +2339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1709 = v1708 + v1699;
     out[v1709] = v1705;
   }
-  const unsigned int v1710 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1710 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1711 = v603 + v1710;
-  const unsigned int v1712 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1712 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1713 = v602 + v1712;
-  const bool v1714 = v1711 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1714 = v1711 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1715 = v1713 < v2;
   const bool v1716 = v1714 && v1715;
   if (v1716) {
@@ -2356,11 +2356,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1723 = v1722 + v1713;
     out[v1723] = v1719;
   }
-  const unsigned int v1724 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1724 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1725 = v603 + v1724;
-  const unsigned int v1726 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1726 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1727 = v602 + v1726;
-  const bool v1728 = v1725 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1728 = v1725 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1729 = v1727 < v2;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -2373,11 +2373,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1737 = v1736 + v1727;
     out[v1737] = v1733;
   }
-  const unsigned int v1738 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1738 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1739 = v603 + v1738;
-  const unsigned int v1740 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1740 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1741 = v602 + v1740;
-  const bool v1742 = v1739 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1742 = v1739 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1743 = v1741 < v2;
   const bool v1744 = v1742 && v1743;
   if (v1744) {
@@ -2390,11 +2390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1751 = v1750 + v1741;
     out[v1751] = v1747;
   }
-  const unsigned int v1752 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1752 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1753 = v603 + v1752;
-  const unsigned int v1754 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1754 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1755 = v602 + v1754;
-  const bool v1756 = v1753 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1756 = v1753 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1757 = v1755 < v2;
   const bool v1758 = v1756 && v1757;
   if (v1758) {
@@ -2407,11 +2407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1765 = v1764 + v1755;
     out[v1765] = v1761;
   }
-  const unsigned int v1766 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1766 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1767 = v603 + v1766;
-  const unsigned int v1768 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1768 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1769 = v602 + v1768;
-  const bool v1770 = v1767 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1770 = v1767 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1771 = v1769 < v2;
   const bool v1772 = v1770 && v1771;
   if (v1772) {
@@ -2424,11 +2424,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1779 = v1778 + v1769;
     out[v1779] = v1775;
   }
-  const unsigned int v1780 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1780 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1781 = v603 + v1780;
-  const unsigned int v1782 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1782 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1783 = v602 + v1782;
-  const bool v1784 = v1781 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1784 = v1781 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1785 = v1783 < v2;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -2441,11 +2441,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1793 = v1792 + v1783;
     out[v1793] = v1789;
   }
-  const unsigned int v1794 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1794 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1795 = v603 + v1794;
-  const unsigned int v1796 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1796 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1797 = v602 + v1796;
-  const bool v1798 = v1795 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1798 = v1795 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1799 = v1797 < v2;
   const bool v1800 = v1798 && v1799;
   if (v1800) {
@@ -2458,11 +2458,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1807 = v1806 + v1797;
     out[v1807] = v1803;
   }
-  const unsigned int v1808 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1808 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1809 = v603 + v1808;
-  const unsigned int v1810 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1810 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1811 = v602 + v1810;
-  const bool v1812 = v1809 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1812 = v1809 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1813 = v1811 < v2;
   const bool v1814 = v1812 && v1813;
   if (v1814) {
@@ -2475,11 +2475,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1821 = v1820 + v1811;
     out[v1821] = v1817;
   }
-  const unsigned int v1822 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1822 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1823 = v603 + v1822;
-  const unsigned int v1824 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1824 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1825 = v602 + v1824;
-  const bool v1826 = v1823 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1826 = v1823 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1827 = v1825 < v2;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
@@ -2492,11 +2492,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1835 = v1834 + v1825;
     out[v1835] = v1831;
   }
-  const unsigned int v1836 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1836 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1837 = v603 + v1836;
-  const unsigned int v1838 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1838 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1839 = v602 + v1838;
-  const bool v1840 = v1837 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1840 = v1837 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1841 = v1839 < v2;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -2509,11 +2509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1849 = v1848 + v1839;
     out[v1849] = v1845;
   }
-  const unsigned int v1850 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1850 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1851 = v603 + v1850;
-  const unsigned int v1852 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1852 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1853 = v602 + v1852;
-  const bool v1854 = v1851 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1854 = v1851 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1855 = v1853 < v2;
   const bool v1856 = v1854 && v1855;
   if (v1856) {
@@ -2526,11 +2526,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1863 = v1862 + v1853;
     out[v1863] = v1859;
   }
-  const unsigned int v1864 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1864 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1865 = v603 + v1864;
-  const unsigned int v1866 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1866 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1867 = v602 + v1866;
-  const bool v1868 = v1865 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1868 = v1865 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1869 = v1867 < v2;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -2543,11 +2543,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1877 = v1876 + v1867;
     out[v1877] = v1873;
   }
-  const unsigned int v1878 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1878 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1879 = v603 + v1878;
-  const unsigned int v1880 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1880 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1881 = v602 + v1880;
-  const bool v1882 = v1879 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1882 = v1879 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1883 = v1881 < v2;
   const bool v1884 = v1882 && v1883;
   if (v1884) {
@@ -2560,11 +2560,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1891 = v1890 + v1881;
     out[v1891] = v1887;
   }
-  const unsigned int v1892 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1892 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1893 = v603 + v1892;
-  const unsigned int v1894 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1894 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1895 = v602 + v1894;
-  const bool v1896 = v1893 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1896 = v1893 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1897 = v1895 < v2;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -2577,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1905 = v1904 + v1895;
     out[v1905] = v1901;
   }
-  const unsigned int v1906 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1906 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1907 = v603 + v1906;
-  const unsigned int v1908 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1908 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1909 = v602 + v1908;
-  const bool v1910 = v1907 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1910 = v1907 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1911 = v1909 < v2;
   const bool v1912 = v1910 && v1911;
   if (v1912) {
@@ -2594,11 +2594,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1919 = v1918 + v1909;
     out[v1919] = v1915;
   }
-  const unsigned int v1920 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1920 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1921 = v603 + v1920;
-  const unsigned int v1922 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1922 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1923 = v602 + v1922;
-  const bool v1924 = v1921 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1924 = v1921 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1925 = v1923 < v2;
   const bool v1926 = v1924 && v1925;
   if (v1926) {
@@ -2611,11 +2611,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1933 = v1932 + v1923;
     out[v1933] = v1929;
   }
-  const unsigned int v1934 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1934 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1935 = v603 + v1934;
-  const unsigned int v1936 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1936 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1937 = v602 + v1936;
-  const bool v1938 = v1935 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1938 = v1935 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1939 = v1937 < v2;
   const bool v1940 = v1938 && v1939;
   if (v1940) {
@@ -2628,11 +2628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1947 = v1946 + v1937;
     out[v1947] = v1943;
   }
-  const unsigned int v1948 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1948 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1949 = v603 + v1948;
-  const unsigned int v1950 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1950 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1951 = v602 + v1950;
-  const bool v1952 = v1949 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1952 = v1949 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1953 = v1951 < v2;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -2645,11 +2645,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1961 = v1960 + v1951;
     out[v1961] = v1957;
   }
-  const unsigned int v1962 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1962 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1963 = v603 + v1962;
-  const unsigned int v1964 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1964 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1965 = v602 + v1964;
-  const bool v1966 = v1963 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1966 = v1963 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1967 = v1965 < v2;
   const bool v1968 = v1966 && v1967;
   if (v1968) {
@@ -2662,11 +2662,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1975 = v1974 + v1965;
     out[v1975] = v1971;
   }
-  const unsigned int v1976 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1976 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1977 = v603 + v1976;
-  const unsigned int v1978 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1978 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1979 = v602 + v1978;
-  const bool v1980 = v1977 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1980 = v1977 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1981 = v1979 < v2;
   const bool v1982 = v1980 && v1981;
   if (v1982) {
@@ -2679,11 +2679,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1989 = v1988 + v1979;
     out[v1989] = v1985;
   }
-  const unsigned int v1990 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1990 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1991 = v603 + v1990;
-  const unsigned int v1992 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1992 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1993 = v602 + v1992;
-  const bool v1994 = v1991 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1994 = v1991 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1995 = v1993 < v2;
   const bool v1996 = v1994 && v1995;
   if (v1996) {
@@ -2696,11 +2696,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2003 = v2002 + v1993;
     out[v2003] = v1999;
   }
-  const unsigned int v2004 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2004 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2005 = v603 + v2004;
-  const unsigned int v2006 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2006 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2007 = v602 + v2006;
-  const bool v2008 = v2005 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2008 = v2005 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2009 = v2007 < v2;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -2713,11 +2713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2017 = v2016 + v2007;
     out[v2017] = v2013;
   }
-  const unsigned int v2018 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2018 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2019 = v603 + v2018;
-  const unsigned int v2020 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2020 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2021 = v602 + v2020;
-  const bool v2022 = v2019 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2022 = v2019 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2023 = v2021 < v2;
   const bool v2024 = v2022 && v2023;
   if (v2024) {
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2031 = v2030 + v2021;
     out[v2031] = v2027;
   }
-  const unsigned int v2032 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2032 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2033 = v603 + v2032;
-  const unsigned int v2034 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2034 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2035 = v602 + v2034;
-  const bool v2036 = v2033 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2036 = v2033 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2037 = v2035 < v2;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2747,11 +2747,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2045 = v2044 + v2035;
     out[v2045] = v2041;
   }
-  const unsigned int v2046 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2046 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2047 = v603 + v2046;
-  const unsigned int v2048 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2048 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2049 = v602 + v2048;
-  const bool v2050 = v2047 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2050 = v2047 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2051 = v2049 < v2;
   const bool v2052 = v2050 && v2051;
   if (v2052) {
@@ -2764,11 +2764,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2059 = v2058 + v2049;
     out[v2059] = v2055;
   }
-  const unsigned int v2060 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2060 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2061 = v603 + v2060;
-  const unsigned int v2062 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2062 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2063 = v602 + v2062;
-  const bool v2064 = v2061 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2064 = v2061 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2065 = v2063 < v2;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
@@ -2781,11 +2781,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2073 = v2072 + v2063;
     out[v2073] = v2069;
   }
-  const unsigned int v2074 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2074 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2075 = v603 + v2074;
-  const unsigned int v2076 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2076 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2077 = v602 + v2076;
-  const bool v2078 = v2075 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2078 = v2075 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2079 = v2077 < v2;
   const bool v2080 = v2078 && v2079;
   if (v2080) {
@@ -2798,11 +2798,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2087 = v2086 + v2077;
     out[v2087] = v2083;
   }
-  const unsigned int v2088 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2088 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2089 = v603 + v2088;
-  const unsigned int v2090 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2090 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2091 = v602 + v2090;
-  const bool v2092 = v2089 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2092 = v2089 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2093 = v2091 < v2;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2815,11 +2815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2101 = v2100 + v2091;
     out[v2101] = v2097;
   }
-  const unsigned int v2102 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2102 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2103 = v603 + v2102;
-  const unsigned int v2104 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2104 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2105 = v602 + v2104;
-  const bool v2106 = v2103 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2106 = v2103 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2107 = v2105 < v2;
   const bool v2108 = v2106 && v2107;
   if (v2108) {
@@ -2832,11 +2832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2115 = v2114 + v2105;
     out[v2115] = v2111;
   }
-  const unsigned int v2116 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2116 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2117 = v603 + v2116;
-  const unsigned int v2118 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2118 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2119 = v602 + v2118;
-  const bool v2120 = v2117 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2120 = v2117 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2121 = v2119 < v2;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2849,11 +2849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2129 = v2128 + v2119;
     out[v2129] = v2125;
   }
-  const unsigned int v2130 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2130 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2131 = v603 + v2130;
-  const unsigned int v2132 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2132 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2133 = v602 + v2132;
-  const bool v2134 = v2131 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2134 = v2131 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2135 = v2133 < v2;
   const bool v2136 = v2134 && v2135;
   if (v2136) {
@@ -2866,11 +2866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2143 = v2142 + v2133;
     out[v2143] = v2139;
   }
-  const unsigned int v2144 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2144 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2145 = v603 + v2144;
-  const unsigned int v2146 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2146 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2147 = v602 + v2146;
-  const bool v2148 = v2145 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2148 = v2145 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2149 = v2147 < v2;
   const bool v2150 = v2148 && v2149;
   if (v2150) {
@@ -2883,11 +2883,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2157 = v2156 + v2147;
     out[v2157] = v2153;
   }
-  const unsigned int v2158 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2158 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2159 = v603 + v2158;
-  const unsigned int v2160 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2160 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2161 = v602 + v2160;
-  const bool v2162 = v2159 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2162 = v2159 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2163 = v2161 < v2;
   const bool v2164 = v2162 && v2163;
   if (v2164) {
@@ -2900,11 +2900,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2171 = v2170 + v2161;
     out[v2171] = v2167;
   }
-  const unsigned int v2172 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2172 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2173 = v603 + v2172;
-  const unsigned int v2174 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2174 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2175 = v602 + v2174;
-  const bool v2176 = v2173 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2176 = v2173 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2177 = v2175 < v2;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -2917,11 +2917,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2185 = v2184 + v2175;
     out[v2185] = v2181;
   }
-  const unsigned int v2186 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2186 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2187 = v603 + v2186;
-  const unsigned int v2188 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2188 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2189 = v602 + v2188;
-  const bool v2190 = v2187 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2190 = v2187 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2191 = v2189 < v2;
   const bool v2192 = v2190 && v2191;
   if (v2192) {
@@ -2934,11 +2934,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2199 = v2198 + v2189;
     out[v2199] = v2195;
   }
-  const unsigned int v2200 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2200 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2201 = v603 + v2200;
-  const unsigned int v2202 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2202 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2203 = v602 + v2202;
-  const bool v2204 = v2201 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2204 = v2201 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2205 = v2203 < v2;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -2951,11 +2951,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2213 = v2212 + v2203;
     out[v2213] = v2209;
   }
-  const unsigned int v2214 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2214 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2215 = v603 + v2214;
-  const unsigned int v2216 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2216 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2217 = v602 + v2216;
-  const bool v2218 = v2215 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2218 = v2215 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2219 = v2217 < v2;
   const bool v2220 = v2218 && v2219;
   if (v2220) {
@@ -2968,11 +2968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2227 = v2226 + v2217;
     out[v2227] = v2223;
   }
-  const unsigned int v2228 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2228 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2229 = v603 + v2228;
-  const unsigned int v2230 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2230 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2231 = v602 + v2230;
-  const bool v2232 = v2229 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2232 = v2229 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2233 = v2231 < v2;
   const bool v2234 = v2232 && v2233;
   if (v2234) {
@@ -2985,11 +2985,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2241 = v2240 + v2231;
     out[v2241] = v2237;
   }
-  const unsigned int v2242 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2242 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2243 = v603 + v2242;
-  const unsigned int v2244 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2244 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2245 = v602 + v2244;
-  const bool v2246 = v2243 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2246 = v2243 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2247 = v2245 < v2;
   const bool v2248 = v2246 && v2247;
   if (v2248) {
@@ -3002,11 +3002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2255 = v2254 + v2245;
     out[v2255] = v2251;
   }
-  const unsigned int v2256 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2256 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2257 = v603 + v2256;
-  const unsigned int v2258 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2258 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2259 = v602 + v2258;
-  const bool v2260 = v2257 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2260 = v2257 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2261 = v2259 < v2;
   const bool v2262 = v2260 && v2261;
   if (v2262) {
@@ -3019,11 +3019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2269 = v2268 + v2259;
     out[v2269] = v2265;
   }
-  const unsigned int v2270 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2270 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2271 = v603 + v2270;
-  const unsigned int v2272 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2272 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2273 = v602 + v2272;
-  const bool v2274 = v2271 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2274 = v2271 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2275 = v2273 < v2;
   const bool v2276 = v2274 && v2275;
   if (v2276) {
@@ -3036,11 +3036,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2283 = v2282 + v2273;
     out[v2283] = v2279;
   }
-  const unsigned int v2284 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2284 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2285 = v603 + v2284;
-  const unsigned int v2286 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2286 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2287 = v602 + v2286;
-  const bool v2288 = v2285 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2288 = v2285 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2289 = v2287 < v2;
   const bool v2290 = v2288 && v2289;
   if (v2290) {
@@ -3053,11 +3053,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2297 = v2296 + v2287;
     out[v2297] = v2293;
   }
-  const unsigned int v2298 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2298 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2299 = v603 + v2298;
-  const unsigned int v2300 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2300 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2301 = v602 + v2300;
-  const bool v2302 = v2299 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2302 = v2299 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2303 = v2301 < v2;
   const bool v2304 = v2302 && v2303;
   if (v2304) {
@@ -3070,11 +3070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2311 = v2310 + v2301;
     out[v2311] = v2307;
   }
-  const unsigned int v2312 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2312 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2313 = v603 + v2312;
-  const unsigned int v2314 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2314 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2315 = v602 + v2314;
-  const bool v2316 = v2313 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2316 = v2313 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2317 = v2315 < v2;
   const bool v2318 = v2316 && v2317;
   if (v2318) {
@@ -3087,11 +3087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2325 = v2324 + v2315;
     out[v2325] = v2321;
   }
-  const unsigned int v2326 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2326 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2327 = v603 + v2326;
-  const unsigned int v2328 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2328 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2329 = v602 + v2328;
-  const bool v2330 = v2327 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2330 = v2327 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2331 = v2329 < v2;
   const bool v2332 = v2330 && v2331;
   if (v2332) {
@@ -3104,11 +3104,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2339 = v2338 + v2329;
     out[v2339] = v2335;
   }
-  const unsigned int v2340 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2340 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2341 = v603 + v2340;
-  const unsigned int v2342 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2342 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2343 = v602 + v2342;
-  const bool v2344 = v2341 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2344 = v2341 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2345 = v2343 < v2;
   const bool v2346 = v2344 && v2345;
   if (v2346) {
@@ -3121,11 +3121,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2353 = v2352 + v2343;
     out[v2353] = v2349;
   }
-  const unsigned int v2354 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2354 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2355 = v603 + v2354;
-  const unsigned int v2356 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2356 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2357 = v602 + v2356;
-  const bool v2358 = v2355 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2358 = v2355 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2359 = v2357 < v2;
   const bool v2360 = v2358 && v2359;
   if (v2360) {
@@ -3138,11 +3138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2367 = v2366 + v2357;
     out[v2367] = v2363;
   }
-  const unsigned int v2368 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2368 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2369 = v603 + v2368;
-  const unsigned int v2370 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2370 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2371 = v602 + v2370;
-  const bool v2372 = v2369 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2372 = v2369 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2373 = v2371 < v2;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -3155,11 +3155,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2381 = v2380 + v2371;
     out[v2381] = v2377;
   }
-  const unsigned int v2382 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2382 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2383 = v603 + v2382;
-  const unsigned int v2384 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2384 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2385 = v602 + v2384;
-  const bool v2386 = v2383 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2386 = v2383 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2387 = v2385 < v2;
   const bool v2388 = v2386 && v2387;
   if (v2388) {

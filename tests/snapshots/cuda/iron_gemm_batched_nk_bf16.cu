@@ -270,606 +270,606 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   const unsigned int v7 = blockIdx.z;  // kernels/gemm/gemm.cpp:100
   const unsigned int v8 = v7 * v4;  // kernels/gemm/gemm.cpp:101
   const unsigned int v9 = v7 * v5;
-  const unsigned int v10 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v10 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v12 = blockIdx.y;
   const unsigned int v13 = v12 * v10;
   const unsigned int v14 = v13 + v11;
-  const unsigned int v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v19 = v18 << 3u;
-  const unsigned int v21 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v21 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v22 = v21 - v19;
   const unsigned int v23 = min(v22, 8u);
-  const unsigned int v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v26 = v25 % v23;
   const unsigned int v27 = v19 + v26;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v32 = v31 << 7u;
-  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v37 = v36 << 6u;
-  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v41 = v40 << 6u;
-  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v43, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v45, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v47, iron_f32_to_bf16(0.0f));
-  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v51 = v50 == 0u;
   const unsigned int v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const unsigned int v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const unsigned int v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v64 = v63 == 0u;
   const bool v65 = v51 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:256
   if (v66) {
-    for (unsigned int v2415 = 0u; v2415 < 2u; v2415 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2415 = 0u; v2415 < 2u; v2415 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2416 = v2415 << 6u;
       const bool v2418 = v2416 < v3;
       if (v2418) {
-        const unsigned int v2420 = v2415 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2422 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2425 = v2422 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2428 = v2422 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2420 = v2415 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2422 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2425 = v2422 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2428 = v2422 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2429 = v2428 << 3u;
-        const unsigned int v2430 = v28 + v2425;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2430 = v28 + v2425;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2431 = v2430 < v1;
         const unsigned int v2432 = v2416 + v2429;
         const bool v2433 = v2432 < v3;
         const bool v2434 = v2431 && v2433;
-        const unsigned int v2436 = v2430 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2436 = v2430 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2437 = v8 + v2436;
         const unsigned int v2438 = v2437 + v2416;
         const unsigned int v2439 = v2438 + v2429;
         const unsigned int v2440 = v2434 ? v2439 : v8;
-        const unsigned int v2442 = v2425 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2442 = v2425 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2443 = v2420 + v2442;
         const unsigned int v2444 = v2443 + v2429;
         iron_copy_async<16>(shm0 + (v2444 ^ (((v2444 >> 6u) & 7u) << 3u)), a + v2440, v2434);
-        const unsigned int v2447 = v2422 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2449 = v2447 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2452 = v2447 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2447 = v2422 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2449 = v2447 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2452 = v2447 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2453 = v2452 << 3u;
-        const unsigned int v2454 = v28 + v2449;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2454 = v28 + v2449;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2455 = v2454 < v1;
         const unsigned int v2456 = v2416 + v2453;
         const bool v2457 = v2456 < v3;
         const bool v2458 = v2455 && v2457;
-        const unsigned int v2460 = v2454 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2460 = v2454 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2461 = v8 + v2460;
         const unsigned int v2462 = v2461 + v2416;
         const unsigned int v2463 = v2462 + v2453;
         const unsigned int v2464 = v2458 ? v2463 : v8;
-        const unsigned int v2466 = v2449 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2466 = v2449 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2467 = v2420 + v2466;
         const unsigned int v2468 = v2467 + v2453;
         iron_copy_async<16>(shm0 + (v2468 ^ (((v2468 >> 6u) & 7u) << 3u)), a + v2464, v2458);
-        const unsigned int v2471 = v2422 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2473 = v2471 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2476 = v2471 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2471 = v2422 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2473 = v2471 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2476 = v2471 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2477 = v2476 << 3u;
-        const unsigned int v2478 = v28 + v2473;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2478 = v28 + v2473;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2479 = v2478 < v1;
         const unsigned int v2480 = v2416 + v2477;
         const bool v2481 = v2480 < v3;
         const bool v2482 = v2479 && v2481;
-        const unsigned int v2484 = v2478 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2484 = v2478 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2485 = v8 + v2484;
         const unsigned int v2486 = v2485 + v2416;
         const unsigned int v2487 = v2486 + v2477;
         const unsigned int v2488 = v2482 ? v2487 : v8;
-        const unsigned int v2490 = v2473 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2490 = v2473 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2491 = v2420 + v2490;
         const unsigned int v2492 = v2491 + v2477;
         iron_copy_async<16>(shm0 + (v2492 ^ (((v2492 >> 6u) & 7u) << 3u)), a + v2488, v2482);
-        const unsigned int v2495 = v2422 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2497 = v2495 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2500 = v2495 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2495 = v2422 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2497 = v2495 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2500 = v2495 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2501 = v2500 << 3u;
-        const unsigned int v2502 = v28 + v2497;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2502 = v28 + v2497;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2503 = v2502 < v1;
         const unsigned int v2504 = v2416 + v2501;
         const bool v2505 = v2504 < v3;
         const bool v2506 = v2503 && v2505;
-        const unsigned int v2508 = v2502 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2508 = v2502 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2509 = v8 + v2508;
         const unsigned int v2510 = v2509 + v2416;
         const unsigned int v2511 = v2510 + v2501;
         const unsigned int v2512 = v2506 ? v2511 : v8;
-        const unsigned int v2514 = v2497 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2514 = v2497 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2515 = v2420 + v2514;
         const unsigned int v2516 = v2515 + v2501;
         iron_copy_async<16>(shm0 + (v2516 ^ (((v2516 >> 6u) & 7u) << 3u)), a + v2512, v2506);
-        const unsigned int v2519 = v2422 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2521 = v2519 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2524 = v2519 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2519 = v2422 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2521 = v2519 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2524 = v2519 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2525 = v2524 << 3u;
-        const unsigned int v2526 = v28 + v2521;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2526 = v28 + v2521;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2527 = v2526 < v1;
         const unsigned int v2528 = v2416 + v2525;
         const bool v2529 = v2528 < v3;
         const bool v2530 = v2527 && v2529;
-        const unsigned int v2532 = v2526 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2532 = v2526 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2533 = v8 + v2532;
         const unsigned int v2534 = v2533 + v2416;
         const unsigned int v2535 = v2534 + v2525;
         const unsigned int v2536 = v2530 ? v2535 : v8;
-        const unsigned int v2538 = v2521 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2538 = v2521 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2539 = v2420 + v2538;
         const unsigned int v2540 = v2539 + v2525;
         iron_copy_async<16>(shm0 + (v2540 ^ (((v2540 >> 6u) & 7u) << 3u)), a + v2536, v2530);
-        const unsigned int v2543 = v2422 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2545 = v2543 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2548 = v2543 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2543 = v2422 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2545 = v2543 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2548 = v2543 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2549 = v2548 << 3u;
-        const unsigned int v2550 = v28 + v2545;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2550 = v28 + v2545;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2551 = v2550 < v1;
         const unsigned int v2552 = v2416 + v2549;
         const bool v2553 = v2552 < v3;
         const bool v2554 = v2551 && v2553;
-        const unsigned int v2556 = v2550 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2556 = v2550 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2557 = v8 + v2556;
         const unsigned int v2558 = v2557 + v2416;
         const unsigned int v2559 = v2558 + v2549;
         const unsigned int v2560 = v2554 ? v2559 : v8;
-        const unsigned int v2562 = v2545 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2562 = v2545 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2563 = v2420 + v2562;
         const unsigned int v2564 = v2563 + v2549;
         iron_copy_async<16>(shm0 + (v2564 ^ (((v2564 >> 6u) & 7u) << 3u)), a + v2560, v2554);
-        const unsigned int v2567 = v2422 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2569 = v2567 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2572 = v2567 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2567 = v2422 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2569 = v2567 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2572 = v2567 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2573 = v2572 << 3u;
-        const unsigned int v2574 = v28 + v2569;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2574 = v28 + v2569;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2575 = v2574 < v1;
         const unsigned int v2576 = v2416 + v2573;
         const bool v2577 = v2576 < v3;
         const bool v2578 = v2575 && v2577;
-        const unsigned int v2580 = v2574 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2580 = v2574 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2581 = v8 + v2580;
         const unsigned int v2582 = v2581 + v2416;
         const unsigned int v2583 = v2582 + v2573;
         const unsigned int v2584 = v2578 ? v2583 : v8;
-        const unsigned int v2586 = v2569 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2586 = v2569 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2587 = v2420 + v2586;
         const unsigned int v2588 = v2587 + v2573;
         iron_copy_async<16>(shm0 + (v2588 ^ (((v2588 >> 6u) & 7u) << 3u)), a + v2584, v2578);
-        const unsigned int v2591 = v2422 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2593 = v2591 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2596 = v2591 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2591 = v2422 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2593 = v2591 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2596 = v2591 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2597 = v2596 << 3u;
-        const unsigned int v2598 = v28 + v2593;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2598 = v28 + v2593;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2599 = v2598 < v1;
         const unsigned int v2600 = v2416 + v2597;
         const bool v2601 = v2600 < v3;
         const bool v2602 = v2599 && v2601;
-        const unsigned int v2604 = v2598 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2604 = v2598 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2605 = v8 + v2604;
         const unsigned int v2606 = v2605 + v2416;
         const unsigned int v2607 = v2606 + v2597;
         const unsigned int v2608 = v2602 ? v2607 : v8;
-        const unsigned int v2610 = v2593 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2610 = v2593 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2611 = v2420 + v2610;
         const unsigned int v2612 = v2611 + v2597;
         iron_copy_async<16>(shm0 + (v2612 ^ (((v2612 >> 6u) & 7u) << 3u)), a + v2608, v2602);
-        const unsigned int v2624 = v32 + v2425;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2624 = v32 + v2425;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2625 = v2624 < v2;
         const bool v2628 = v2625 && v2433;
-        const unsigned int v2630 = v2624 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2630 = v2624 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2631 = v9 + v2630;
         const unsigned int v2632 = v2631 + v2416;
         const unsigned int v2633 = v2632 + v2429;
         const unsigned int v2634 = v2628 ? v2633 : v9;
-        iron_copy_async<16>(shm1 + (v2444 ^ (((v2444 >> 6u) & 7u) << 3u)), b + v2634, v2628);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2648 = v32 + v2449;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2444 ^ (((v2444 >> 6u) & 7u) << 3u)), b + v2634, v2628);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2648 = v32 + v2449;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2649 = v2648 < v2;
         const bool v2652 = v2649 && v2457;
-        const unsigned int v2654 = v2648 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2654 = v2648 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2655 = v9 + v2654;
         const unsigned int v2656 = v2655 + v2416;
         const unsigned int v2657 = v2656 + v2453;
         const unsigned int v2658 = v2652 ? v2657 : v9;
-        iron_copy_async<16>(shm1 + (v2468 ^ (((v2468 >> 6u) & 7u) << 3u)), b + v2658, v2652);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2672 = v32 + v2473;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2468 ^ (((v2468 >> 6u) & 7u) << 3u)), b + v2658, v2652);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2672 = v32 + v2473;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2673 = v2672 < v2;
         const bool v2676 = v2673 && v2481;
-        const unsigned int v2678 = v2672 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2678 = v2672 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2679 = v9 + v2678;
         const unsigned int v2680 = v2679 + v2416;
         const unsigned int v2681 = v2680 + v2477;
         const unsigned int v2682 = v2676 ? v2681 : v9;
-        iron_copy_async<16>(shm1 + (v2492 ^ (((v2492 >> 6u) & 7u) << 3u)), b + v2682, v2676);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2696 = v32 + v2497;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2492 ^ (((v2492 >> 6u) & 7u) << 3u)), b + v2682, v2676);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2696 = v32 + v2497;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2697 = v2696 < v2;
         const bool v2700 = v2697 && v2505;
-        const unsigned int v2702 = v2696 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2702 = v2696 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2703 = v9 + v2702;
         const unsigned int v2704 = v2703 + v2416;
         const unsigned int v2705 = v2704 + v2501;
         const unsigned int v2706 = v2700 ? v2705 : v9;
-        iron_copy_async<16>(shm1 + (v2516 ^ (((v2516 >> 6u) & 7u) << 3u)), b + v2706, v2700);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2720 = v32 + v2521;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2516 ^ (((v2516 >> 6u) & 7u) << 3u)), b + v2706, v2700);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2720 = v32 + v2521;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2721 = v2720 < v2;
         const bool v2724 = v2721 && v2529;
-        const unsigned int v2726 = v2720 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2726 = v2720 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2727 = v9 + v2726;
         const unsigned int v2728 = v2727 + v2416;
         const unsigned int v2729 = v2728 + v2525;
         const unsigned int v2730 = v2724 ? v2729 : v9;
-        iron_copy_async<16>(shm1 + (v2540 ^ (((v2540 >> 6u) & 7u) << 3u)), b + v2730, v2724);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2744 = v32 + v2545;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2540 ^ (((v2540 >> 6u) & 7u) << 3u)), b + v2730, v2724);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2744 = v32 + v2545;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2745 = v2744 < v2;
         const bool v2748 = v2745 && v2553;
-        const unsigned int v2750 = v2744 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2750 = v2744 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2751 = v9 + v2750;
         const unsigned int v2752 = v2751 + v2416;
         const unsigned int v2753 = v2752 + v2549;
         const unsigned int v2754 = v2748 ? v2753 : v9;
-        iron_copy_async<16>(shm1 + (v2564 ^ (((v2564 >> 6u) & 7u) << 3u)), b + v2754, v2748);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2768 = v32 + v2569;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2564 ^ (((v2564 >> 6u) & 7u) << 3u)), b + v2754, v2748);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2768 = v32 + v2569;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2769 = v2768 < v2;
         const bool v2772 = v2769 && v2577;
-        const unsigned int v2774 = v2768 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2774 = v2768 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2775 = v9 + v2774;
         const unsigned int v2776 = v2775 + v2416;
         const unsigned int v2777 = v2776 + v2573;
         const unsigned int v2778 = v2772 ? v2777 : v9;
-        iron_copy_async<16>(shm1 + (v2588 ^ (((v2588 >> 6u) & 7u) << 3u)), b + v2778, v2772);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2792 = v32 + v2593;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2588 ^ (((v2588 >> 6u) & 7u) << 3u)), b + v2778, v2772);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2792 = v32 + v2593;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2793 = v2792 < v2;
         const bool v2796 = v2793 && v2601;
-        const unsigned int v2798 = v2792 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2798 = v2792 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2799 = v9 + v2798;
         const unsigned int v2800 = v2799 + v2416;
         const unsigned int v2801 = v2800 + v2597;
         const unsigned int v2802 = v2796 ? v2801 : v9;
-        iron_copy_async<16>(shm1 + (v2612 ^ (((v2612 >> 6u) & 7u) << 3u)), b + v2802, v2796);  // kernels/gemm/gemm_tiles.hpp:82
+        iron_copy_async<16>(shm1 + (v2612 ^ (((v2612 >> 6u) & 7u) << 3u)), b + v2802, v2796);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2819 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v2825 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v2819 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2825 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v2807 = 0u; v2807 < v3; v2807 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2807 = 0u; v2807 < v3; v2807 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2809 = v2807 >> 6u;
       const unsigned int v2811 = v2809 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2813 = v2811 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v2820 = v2813 + v2819;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v2813 = v2811 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2820 = v2813 + v2819;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2820, 64u);
-      const unsigned int v2826 = v2813 + v2825;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2826 = v2813 + v2825;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v47, shm1, v2826, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2833 = v2820 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2833 = v2820 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2833, 64u);
-      const unsigned int v2839 = v2826 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2839 = v2826 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v47, shm1, v2839, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2845 = v2820 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2845 = v2820 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2845, 64u);
-      const unsigned int v2851 = v2826 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2851 = v2826 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v47, shm1, v2851, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2857 = v2820 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2857 = v2820 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2857, 64u);
-      const unsigned int v2863 = v2826 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2863 = v2826 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v47, shm1, v2863, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2866 = v2807 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2866 = v2807 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2868 = v2809 + 2u;
       const unsigned int v2869 = v2868 % 3u;
       const bool v2870 = v2866 < v3;
       if (v2870) {
-        const unsigned int v2872 = v2869 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2874 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2877 = v2874 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2880 = v2874 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2872 = v2869 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2874 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2877 = v2874 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2880 = v2874 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2881 = v2880 << 3u;
-        const unsigned int v2882 = v28 + v2877;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2882 = v28 + v2877;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2883 = v2882 < v1;
         const unsigned int v2884 = v2866 + v2881;
         const bool v2885 = v2884 < v3;
         const bool v2886 = v2883 && v2885;
-        const unsigned int v2888 = v2882 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2888 = v2882 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2889 = v8 + v2888;
         const unsigned int v2890 = v2889 + v2866;
         const unsigned int v2891 = v2890 + v2881;
         const unsigned int v2892 = v2886 ? v2891 : v8;
-        const unsigned int v2894 = v2877 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2894 = v2877 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2895 = v2872 + v2894;
         const unsigned int v2896 = v2895 + v2881;
         iron_copy_async<16>(shm0 + (v2896 ^ (((v2896 >> 6u) & 7u) << 3u)), a + v2892, v2886);
-        const unsigned int v2899 = v2874 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2901 = v2899 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2904 = v2899 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2899 = v2874 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2901 = v2899 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2904 = v2899 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2905 = v2904 << 3u;
-        const unsigned int v2906 = v28 + v2901;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2906 = v28 + v2901;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2907 = v2906 < v1;
         const unsigned int v2908 = v2866 + v2905;
         const bool v2909 = v2908 < v3;
         const bool v2910 = v2907 && v2909;
-        const unsigned int v2912 = v2906 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2912 = v2906 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2913 = v8 + v2912;
         const unsigned int v2914 = v2913 + v2866;
         const unsigned int v2915 = v2914 + v2905;
         const unsigned int v2916 = v2910 ? v2915 : v8;
-        const unsigned int v2918 = v2901 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2918 = v2901 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2919 = v2872 + v2918;
         const unsigned int v2920 = v2919 + v2905;
         iron_copy_async<16>(shm0 + (v2920 ^ (((v2920 >> 6u) & 7u) << 3u)), a + v2916, v2910);
-        const unsigned int v2923 = v2874 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2925 = v2923 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2928 = v2923 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2923 = v2874 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2925 = v2923 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2928 = v2923 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2929 = v2928 << 3u;
-        const unsigned int v2930 = v28 + v2925;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2930 = v28 + v2925;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2931 = v2930 < v1;
         const unsigned int v2932 = v2866 + v2929;
         const bool v2933 = v2932 < v3;
         const bool v2934 = v2931 && v2933;
-        const unsigned int v2936 = v2930 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2936 = v2930 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2937 = v8 + v2936;
         const unsigned int v2938 = v2937 + v2866;
         const unsigned int v2939 = v2938 + v2929;
         const unsigned int v2940 = v2934 ? v2939 : v8;
-        const unsigned int v2942 = v2925 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2942 = v2925 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2943 = v2872 + v2942;
         const unsigned int v2944 = v2943 + v2929;
         iron_copy_async<16>(shm0 + (v2944 ^ (((v2944 >> 6u) & 7u) << 3u)), a + v2940, v2934);
-        const unsigned int v2947 = v2874 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2949 = v2947 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2952 = v2947 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2947 = v2874 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2949 = v2947 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2952 = v2947 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2953 = v2952 << 3u;
-        const unsigned int v2954 = v28 + v2949;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2954 = v28 + v2949;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2955 = v2954 < v1;
         const unsigned int v2956 = v2866 + v2953;
         const bool v2957 = v2956 < v3;
         const bool v2958 = v2955 && v2957;
-        const unsigned int v2960 = v2954 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2960 = v2954 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2961 = v8 + v2960;
         const unsigned int v2962 = v2961 + v2866;
         const unsigned int v2963 = v2962 + v2953;
         const unsigned int v2964 = v2958 ? v2963 : v8;
-        const unsigned int v2966 = v2949 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2966 = v2949 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2967 = v2872 + v2966;
         const unsigned int v2968 = v2967 + v2953;
         iron_copy_async<16>(shm0 + (v2968 ^ (((v2968 >> 6u) & 7u) << 3u)), a + v2964, v2958);
-        const unsigned int v2971 = v2874 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2973 = v2971 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2976 = v2971 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2971 = v2874 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2973 = v2971 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2976 = v2971 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2977 = v2976 << 3u;
-        const unsigned int v2978 = v28 + v2973;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2978 = v28 + v2973;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2979 = v2978 < v1;
         const unsigned int v2980 = v2866 + v2977;
         const bool v2981 = v2980 < v3;
         const bool v2982 = v2979 && v2981;
-        const unsigned int v2984 = v2978 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2984 = v2978 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2985 = v8 + v2984;
         const unsigned int v2986 = v2985 + v2866;
         const unsigned int v2987 = v2986 + v2977;
         const unsigned int v2988 = v2982 ? v2987 : v8;
-        const unsigned int v2990 = v2973 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2990 = v2973 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2991 = v2872 + v2990;
         const unsigned int v2992 = v2991 + v2977;
         iron_copy_async<16>(shm0 + (v2992 ^ (((v2992 >> 6u) & 7u) << 3u)), a + v2988, v2982);
-        const unsigned int v2995 = v2874 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2997 = v2995 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3000 = v2995 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2995 = v2874 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2997 = v2995 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3000 = v2995 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3001 = v3000 << 3u;
-        const unsigned int v3002 = v28 + v2997;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3002 = v28 + v2997;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3003 = v3002 < v1;
         const unsigned int v3004 = v2866 + v3001;
         const bool v3005 = v3004 < v3;
         const bool v3006 = v3003 && v3005;
-        const unsigned int v3008 = v3002 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3008 = v3002 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3009 = v8 + v3008;
         const unsigned int v3010 = v3009 + v2866;
         const unsigned int v3011 = v3010 + v3001;
         const unsigned int v3012 = v3006 ? v3011 : v8;
-        const unsigned int v3014 = v2997 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3014 = v2997 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3015 = v2872 + v3014;
         const unsigned int v3016 = v3015 + v3001;
         iron_copy_async<16>(shm0 + (v3016 ^ (((v3016 >> 6u) & 7u) << 3u)), a + v3012, v3006);
-        const unsigned int v3019 = v2874 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3021 = v3019 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3024 = v3019 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3019 = v2874 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3021 = v3019 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3024 = v3019 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3025 = v3024 << 3u;
-        const unsigned int v3026 = v28 + v3021;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3026 = v28 + v3021;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3027 = v3026 < v1;
         const unsigned int v3028 = v2866 + v3025;
         const bool v3029 = v3028 < v3;
         const bool v3030 = v3027 && v3029;
-        const unsigned int v3032 = v3026 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3032 = v3026 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3033 = v8 + v3032;
         const unsigned int v3034 = v3033 + v2866;
         const unsigned int v3035 = v3034 + v3025;
         const unsigned int v3036 = v3030 ? v3035 : v8;
-        const unsigned int v3038 = v3021 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3038 = v3021 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3039 = v2872 + v3038;
         const unsigned int v3040 = v3039 + v3025;
         iron_copy_async<16>(shm0 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), a + v3036, v3030);
-        const unsigned int v3043 = v2874 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3045 = v3043 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3048 = v3043 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3043 = v2874 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3045 = v3043 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3048 = v3043 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3049 = v3048 << 3u;
-        const unsigned int v3050 = v28 + v3045;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3050 = v28 + v3045;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3051 = v3050 < v1;
         const unsigned int v3052 = v2866 + v3049;
         const bool v3053 = v3052 < v3;
         const bool v3054 = v3051 && v3053;
-        const unsigned int v3056 = v3050 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3056 = v3050 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3057 = v8 + v3056;
         const unsigned int v3058 = v3057 + v2866;
         const unsigned int v3059 = v3058 + v3049;
         const unsigned int v3060 = v3054 ? v3059 : v8;
-        const unsigned int v3062 = v3045 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3062 = v3045 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3063 = v2872 + v3062;
         const unsigned int v3064 = v3063 + v3049;
         iron_copy_async<16>(shm0 + (v3064 ^ (((v3064 >> 6u) & 7u) << 3u)), a + v3060, v3054);
-        const unsigned int v3076 = v32 + v2877;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3076 = v32 + v2877;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3077 = v3076 < v2;
         const bool v3080 = v3077 && v2885;
-        const unsigned int v3082 = v3076 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3082 = v3076 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3083 = v9 + v3082;
         const unsigned int v3084 = v3083 + v2866;
         const unsigned int v3085 = v3084 + v2881;
         const unsigned int v3086 = v3080 ? v3085 : v9;
-        iron_copy_async<16>(shm1 + (v2896 ^ (((v2896 >> 6u) & 7u) << 3u)), b + v3086, v3080);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3100 = v32 + v2901;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2896 ^ (((v2896 >> 6u) & 7u) << 3u)), b + v3086, v3080);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3100 = v32 + v2901;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3101 = v3100 < v2;
         const bool v3104 = v3101 && v2909;
-        const unsigned int v3106 = v3100 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3106 = v3100 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3107 = v9 + v3106;
         const unsigned int v3108 = v3107 + v2866;
         const unsigned int v3109 = v3108 + v2905;
         const unsigned int v3110 = v3104 ? v3109 : v9;
-        iron_copy_async<16>(shm1 + (v2920 ^ (((v2920 >> 6u) & 7u) << 3u)), b + v3110, v3104);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3124 = v32 + v2925;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2920 ^ (((v2920 >> 6u) & 7u) << 3u)), b + v3110, v3104);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3124 = v32 + v2925;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3125 = v3124 < v2;
         const bool v3128 = v3125 && v2933;
-        const unsigned int v3130 = v3124 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3130 = v3124 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3131 = v9 + v3130;
         const unsigned int v3132 = v3131 + v2866;
         const unsigned int v3133 = v3132 + v2929;
         const unsigned int v3134 = v3128 ? v3133 : v9;
-        iron_copy_async<16>(shm1 + (v2944 ^ (((v2944 >> 6u) & 7u) << 3u)), b + v3134, v3128);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3148 = v32 + v2949;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2944 ^ (((v2944 >> 6u) & 7u) << 3u)), b + v3134, v3128);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3148 = v32 + v2949;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3149 = v3148 < v2;
         const bool v3152 = v3149 && v2957;
-        const unsigned int v3154 = v3148 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3154 = v3148 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3155 = v9 + v3154;
         const unsigned int v3156 = v3155 + v2866;
         const unsigned int v3157 = v3156 + v2953;
         const unsigned int v3158 = v3152 ? v3157 : v9;
-        iron_copy_async<16>(shm1 + (v2968 ^ (((v2968 >> 6u) & 7u) << 3u)), b + v3158, v3152);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3172 = v32 + v2973;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2968 ^ (((v2968 >> 6u) & 7u) << 3u)), b + v3158, v3152);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3172 = v32 + v2973;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3173 = v3172 < v2;
         const bool v3176 = v3173 && v2981;
-        const unsigned int v3178 = v3172 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3178 = v3172 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3179 = v9 + v3178;
         const unsigned int v3180 = v3179 + v2866;
         const unsigned int v3181 = v3180 + v2977;
         const unsigned int v3182 = v3176 ? v3181 : v9;
-        iron_copy_async<16>(shm1 + (v2992 ^ (((v2992 >> 6u) & 7u) << 3u)), b + v3182, v3176);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3196 = v32 + v2997;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2992 ^ (((v2992 >> 6u) & 7u) << 3u)), b + v3182, v3176);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3196 = v32 + v2997;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3197 = v3196 < v2;
         const bool v3200 = v3197 && v3005;
-        const unsigned int v3202 = v3196 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3202 = v3196 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3203 = v9 + v3202;
         const unsigned int v3204 = v3203 + v2866;
         const unsigned int v3205 = v3204 + v3001;
         const unsigned int v3206 = v3200 ? v3205 : v9;
-        iron_copy_async<16>(shm1 + (v3016 ^ (((v3016 >> 6u) & 7u) << 3u)), b + v3206, v3200);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3220 = v32 + v3021;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3016 ^ (((v3016 >> 6u) & 7u) << 3u)), b + v3206, v3200);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3220 = v32 + v3021;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3221 = v3220 < v2;
         const bool v3224 = v3221 && v3029;
-        const unsigned int v3226 = v3220 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3226 = v3220 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3227 = v9 + v3226;
         const unsigned int v3228 = v3227 + v2866;
         const unsigned int v3229 = v3228 + v3025;
         const unsigned int v3230 = v3224 ? v3229 : v9;
-        iron_copy_async<16>(shm1 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), b + v3230, v3224);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3244 = v32 + v3045;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), b + v3230, v3224);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3244 = v32 + v3045;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3245 = v3244 < v2;
         const bool v3248 = v3245 && v3053;
-        const unsigned int v3250 = v3244 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3250 = v3244 * v3;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3251 = v9 + v3250;
         const unsigned int v3252 = v3251 + v2866;
         const unsigned int v3253 = v3252 + v3049;
         const unsigned int v3254 = v3248 ? v3253 : v9;
-        iron_copy_async<16>(shm1 + (v3064 ^ (((v3064 >> 6u) & 7u) << 3u)), b + v3254, v3248);  // kernels/gemm/gemm_tiles.hpp:82
+        iron_copy_async<16>(shm1 + (v3064 ^ (((v3064 >> 6u) & 7u) << 3u)), b + v3254, v3248);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v516 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v516 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v517 = threadIdx.x;
-    const unsigned int v573 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v579 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v587 = v573 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v593 = v579 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v599 = v573 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v605 = v579 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v611 = v573 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v617 = v579 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v573 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v579 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v587 = v573 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v593 = v579 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v599 = v573 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v605 = v579 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v611 = v573 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v617 = v579 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v515 = 0u; v515 < v3; v515 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v519 = v517; v519 < 8192u; v519 += v516) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v521 = v519 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v523 = v519 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v524 = v28 + v521;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v515 = 0u; v515 < v3; v515 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v519 = v517; v519 < 8192u; v519 += v516) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v521 = v519 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v523 = v519 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v524 = v28 + v521;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v525 = v524 < v1;
         const unsigned int v526 = v515 + v523;
         const bool v527 = v526 < v3;
         const bool v528 = v525 && v527;
         if (v528) {
-          const unsigned int v530 = v524 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v530 = v524 * v3;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v531 = v8 + v530;
           const unsigned int v532 = v531 + v515;
           const unsigned int v533 = v532 + v523;
           const iron_bf16 v534 = a[v533];
-          const unsigned int v536 = v521 << 6u;
+          const unsigned int v536 = v521 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v537 = v536 + v523;
           shm0[(v537 ^ (((v537 >> 6u) & 7u) << 3u))] = v534;
         } else {
-          const unsigned int v539 = v521 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v539 = v521 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v540 = v539 + v523;
           shm0[(v540 ^ (((v540 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v545 = v517; v545 < 8192u; v545 += v516) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v547 = v545 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v549 = v545 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v550 = v32 + v547;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v545 = v517; v545 < 8192u; v545 += v516) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v547 = v545 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v549 = v545 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v550 = v32 + v547;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v551 = v550 < v2;
         const unsigned int v552 = v515 + v549;
         const bool v553 = v552 < v3;
         const bool v554 = v551 && v553;
         if (v554) {
-          const unsigned int v556 = v550 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v556 = v550 * v3;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v557 = v9 + v556;
           const unsigned int v558 = v557 + v515;
           const unsigned int v559 = v558 + v549;
           const iron_bf16 v560 = b[v559];
-          const unsigned int v562 = v547 << 6u;
+          const unsigned int v562 = v547 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v563 = v562 + v549;
           shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = v560;
         } else {
-          const unsigned int v565 = v547 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v565 = v547 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v566 = v565 + v549;
           shm1[(v566 ^ (((v566 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v579, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v587, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v599, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v605, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v611, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v617, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v579, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v587, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v599, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v605, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v611, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v617, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v618 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v618 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v619 = v28 + v37;
-  const unsigned int v620 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v620 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v621 = v619 + v620;
-  const unsigned int v622 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v622 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v623 = v618 + v622;
-  const bool v624 = v621 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v624 = v621 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v625 = v623 < v2;
   const bool v626 = v624 && v625;
   if (v626) {
@@ -882,11 +882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v633 = v632 + v623;
     out[v633] = v629;
   }
-  const unsigned int v634 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v634 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v635 = v619 + v634;
-  const unsigned int v636 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v636 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v637 = v618 + v636;
-  const bool v638 = v635 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v638 = v635 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v639 = v637 < v2;
   const bool v640 = v638 && v639;
   if (v640) {
@@ -899,11 +899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v647 = v646 + v637;
     out[v647] = v643;
   }
-  const unsigned int v648 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v648 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v649 = v619 + v648;
-  const unsigned int v650 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v650 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v651 = v618 + v650;
-  const bool v652 = v649 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v652 = v649 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v653 = v651 < v2;
   const bool v654 = v652 && v653;
   if (v654) {
@@ -916,11 +916,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v661 = v660 + v651;
     out[v661] = v657;
   }
-  const unsigned int v662 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v662 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v663 = v619 + v662;
-  const unsigned int v664 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v664 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v665 = v618 + v664;
-  const bool v666 = v663 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v666 = v663 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v667 = v665 < v2;
   const bool v668 = v666 && v667;
   if (v668) {
@@ -933,11 +933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v675 = v674 + v665;
     out[v675] = v671;
   }
-  const unsigned int v676 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v676 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v677 = v619 + v676;
-  const unsigned int v678 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v678 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v679 = v618 + v678;
-  const bool v680 = v677 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v680 = v677 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v681 = v679 < v2;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -950,11 +950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v689 = v688 + v679;
     out[v689] = v685;
   }
-  const unsigned int v690 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v690 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v691 = v619 + v690;
-  const unsigned int v692 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v692 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v693 = v618 + v692;
-  const bool v694 = v691 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v694 = v691 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v695 = v693 < v2;
   const bool v696 = v694 && v695;
   if (v696) {
@@ -967,11 +967,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v703 = v702 + v693;
     out[v703] = v699;
   }
-  const unsigned int v704 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v704 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v705 = v619 + v704;
-  const unsigned int v706 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v706 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v707 = v618 + v706;
-  const bool v708 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v708 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v709 = v707 < v2;
   const bool v710 = v708 && v709;
   if (v710) {
@@ -984,11 +984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v717 = v716 + v707;
     out[v717] = v713;
   }
-  const unsigned int v718 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v718 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v719 = v619 + v718;
-  const unsigned int v720 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v720 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v721 = v618 + v720;
-  const bool v722 = v719 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v722 = v719 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v723 = v721 < v2;
   const bool v724 = v722 && v723;
   if (v724) {
@@ -1001,11 +1001,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v731 = v730 + v721;
     out[v731] = v727;
   }
-  const unsigned int v732 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v732 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v733 = v619 + v732;
-  const unsigned int v734 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v734 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v735 = v618 + v734;
-  const bool v736 = v733 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v736 = v733 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v737 = v735 < v2;
   const bool v738 = v736 && v737;
   if (v738) {
@@ -1018,11 +1018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v745 = v744 + v735;
     out[v745] = v741;
   }
-  const unsigned int v746 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v746 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v747 = v619 + v746;
-  const unsigned int v748 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v748 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v749 = v618 + v748;
-  const bool v750 = v747 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v750 = v747 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v751 = v749 < v2;
   const bool v752 = v750 && v751;
   if (v752) {
@@ -1035,11 +1035,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v759 = v758 + v749;
     out[v759] = v755;
   }
-  const unsigned int v760 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v760 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v761 = v619 + v760;
-  const unsigned int v762 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v762 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v763 = v618 + v762;
-  const bool v764 = v761 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v764 = v761 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v765 = v763 < v2;
   const bool v766 = v764 && v765;
   if (v766) {
@@ -1052,11 +1052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v773 = v772 + v763;
     out[v773] = v769;
   }
-  const unsigned int v774 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v774 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v775 = v619 + v774;
-  const unsigned int v776 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v776 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v777 = v618 + v776;
-  const bool v778 = v775 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v778 = v775 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v779 = v777 < v2;
   const bool v780 = v778 && v779;
   if (v780) {
@@ -1069,11 +1069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v787 = v786 + v777;
     out[v787] = v783;
   }
-  const unsigned int v788 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v788 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v789 = v619 + v788;
-  const unsigned int v790 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v790 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v791 = v618 + v790;
-  const bool v792 = v789 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v792 = v789 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v793 = v791 < v2;
   const bool v794 = v792 && v793;
   if (v794) {
@@ -1086,11 +1086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v801 = v800 + v791;
     out[v801] = v797;
   }
-  const unsigned int v802 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v802 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v803 = v619 + v802;
-  const unsigned int v804 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v804 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v805 = v618 + v804;
-  const bool v806 = v803 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v806 = v803 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v807 = v805 < v2;
   const bool v808 = v806 && v807;
   if (v808) {
@@ -1103,11 +1103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v815 = v814 + v805;
     out[v815] = v811;
   }
-  const unsigned int v816 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v816 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v817 = v619 + v816;
-  const unsigned int v818 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v818 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v819 = v618 + v818;
-  const bool v820 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v820 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v821 = v819 < v2;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -1120,11 +1120,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v829 = v828 + v819;
     out[v829] = v825;
   }
-  const unsigned int v830 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v830 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v831 = v619 + v830;
-  const unsigned int v832 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v832 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v833 = v618 + v832;
-  const bool v834 = v831 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v834 = v831 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v835 = v833 < v2;
   const bool v836 = v834 && v835;
   if (v836) {
@@ -1137,11 +1137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v843 = v842 + v833;
     out[v843] = v839;
   }
-  const unsigned int v844 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v844 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v845 = v619 + v844;
-  const unsigned int v846 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v846 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v847 = v618 + v846;
-  const bool v848 = v845 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v848 = v845 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v849 = v847 < v2;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -1154,11 +1154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v857 = v856 + v847;
     out[v857] = v853;
   }
-  const unsigned int v858 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v858 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v859 = v619 + v858;
-  const unsigned int v860 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v860 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v861 = v618 + v860;
-  const bool v862 = v859 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v862 = v859 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v863 = v861 < v2;
   const bool v864 = v862 && v863;
   if (v864) {
@@ -1171,11 +1171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v871 = v870 + v861;
     out[v871] = v867;
   }
-  const unsigned int v872 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v872 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v873 = v619 + v872;
-  const unsigned int v874 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v874 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v875 = v618 + v874;
-  const bool v876 = v873 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v876 = v873 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v877 = v875 < v2;
   const bool v878 = v876 && v877;
   if (v878) {
@@ -1188,11 +1188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v885 = v884 + v875;
     out[v885] = v881;
   }
-  const unsigned int v886 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v886 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v887 = v619 + v886;
-  const unsigned int v888 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v888 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v889 = v618 + v888;
-  const bool v890 = v887 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v890 = v887 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v891 = v889 < v2;
   const bool v892 = v890 && v891;
   if (v892) {
@@ -1205,11 +1205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v899 = v898 + v889;
     out[v899] = v895;
   }
-  const unsigned int v900 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v900 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v901 = v619 + v900;
-  const unsigned int v902 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v902 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v903 = v618 + v902;
-  const bool v904 = v901 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v904 = v901 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v905 = v903 < v2;
   const bool v906 = v904 && v905;
   if (v906) {
@@ -1222,11 +1222,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v913 = v912 + v903;
     out[v913] = v909;
   }
-  const unsigned int v914 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v914 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v915 = v619 + v914;
-  const unsigned int v916 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v916 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v917 = v618 + v916;
-  const bool v918 = v915 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v918 = v915 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v919 = v917 < v2;
   const bool v920 = v918 && v919;
   if (v920) {
@@ -1239,11 +1239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v927 = v926 + v917;
     out[v927] = v923;
   }
-  const unsigned int v928 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v928 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v929 = v619 + v928;
-  const unsigned int v930 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v930 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v931 = v618 + v930;
-  const bool v932 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v932 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v933 = v931 < v2;
   const bool v934 = v932 && v933;
   if (v934) {
@@ -1256,11 +1256,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v941 = v940 + v931;
     out[v941] = v937;
   }
-  const unsigned int v942 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v942 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v943 = v619 + v942;
-  const unsigned int v944 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v944 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v945 = v618 + v944;
-  const bool v946 = v943 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v946 = v943 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v947 = v945 < v2;
   const bool v948 = v946 && v947;
   if (v948) {
@@ -1273,11 +1273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v955 = v954 + v945;
     out[v955] = v951;
   }
-  const unsigned int v956 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v956 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v957 = v619 + v956;
-  const unsigned int v958 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v958 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v959 = v618 + v958;
-  const bool v960 = v957 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v960 = v957 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v961 = v959 < v2;
   const bool v962 = v960 && v961;
   if (v962) {
@@ -1290,11 +1290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v969 = v968 + v959;
     out[v969] = v965;
   }
-  const unsigned int v970 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v970 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v971 = v619 + v970;
-  const unsigned int v972 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v972 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v973 = v618 + v972;
-  const bool v974 = v971 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v974 = v971 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v975 = v973 < v2;
   const bool v976 = v974 && v975;
   if (v976) {
@@ -1307,11 +1307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v983 = v982 + v973;
     out[v983] = v979;
   }
-  const unsigned int v984 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v984 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v985 = v619 + v984;
-  const unsigned int v986 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v986 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v987 = v618 + v986;
-  const bool v988 = v985 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v988 = v985 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v989 = v987 < v2;
   const bool v990 = v988 && v989;
   if (v990) {
@@ -1324,11 +1324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v997 = v996 + v987;
     out[v997] = v993;
   }
-  const unsigned int v998 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v998 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v999 = v619 + v998;
-  const unsigned int v1000 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1000 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1001 = v618 + v1000;
-  const bool v1002 = v999 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1002 = v999 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1003 = v1001 < v2;
   const bool v1004 = v1002 && v1003;
   if (v1004) {
@@ -1341,11 +1341,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1011 = v1010 + v1001;
     out[v1011] = v1007;
   }
-  const unsigned int v1012 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1012 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1013 = v619 + v1012;
-  const unsigned int v1014 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1014 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1015 = v618 + v1014;
-  const bool v1016 = v1013 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1016 = v1013 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1017 = v1015 < v2;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
@@ -1358,11 +1358,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1025 = v1024 + v1015;
     out[v1025] = v1021;
   }
-  const unsigned int v1026 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1026 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1027 = v619 + v1026;
-  const unsigned int v1028 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1028 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1029 = v618 + v1028;
-  const bool v1030 = v1027 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1030 = v1027 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1031 = v1029 < v2;
   const bool v1032 = v1030 && v1031;
   if (v1032) {
@@ -1375,11 +1375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1039 = v1038 + v1029;
     out[v1039] = v1035;
   }
-  const unsigned int v1040 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1040 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1041 = v619 + v1040;
-  const unsigned int v1042 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1042 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1043 = v618 + v1042;
-  const bool v1044 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1044 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1045 = v1043 < v2;
   const bool v1046 = v1044 && v1045;
   if (v1046) {
@@ -1392,11 +1392,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1053 = v1052 + v1043;
     out[v1053] = v1049;
   }
-  const unsigned int v1054 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1054 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1055 = v619 + v1054;
-  const unsigned int v1056 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1056 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1057 = v618 + v1056;
-  const bool v1058 = v1055 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1058 = v1055 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1059 = v1057 < v2;
   const bool v1060 = v1058 && v1059;
   if (v1060) {
@@ -1409,11 +1409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1067 = v1066 + v1057;
     out[v1067] = v1063;
   }
-  const unsigned int v1068 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1068 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1069 = v619 + v1068;
-  const unsigned int v1070 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1070 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1071 = v618 + v1070;
-  const bool v1072 = v1069 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1072 = v1069 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1073 = v1071 < v2;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1426,11 +1426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1081 = v1080 + v1071;
     out[v1081] = v1077;
   }
-  const unsigned int v1082 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1082 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1083 = v619 + v1082;
-  const unsigned int v1084 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1084 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1085 = v618 + v1084;
-  const bool v1086 = v1083 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1086 = v1083 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1087 = v1085 < v2;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -1443,11 +1443,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1095 = v1094 + v1085;
     out[v1095] = v1091;
   }
-  const unsigned int v1096 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1096 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1097 = v619 + v1096;
-  const unsigned int v1098 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1098 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1099 = v618 + v1098;
-  const bool v1100 = v1097 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1100 = v1097 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1101 = v1099 < v2;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
@@ -1460,11 +1460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1109 = v1108 + v1099;
     out[v1109] = v1105;
   }
-  const unsigned int v1110 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1110 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1111 = v619 + v1110;
-  const unsigned int v1112 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1112 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1113 = v618 + v1112;
-  const bool v1114 = v1111 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1114 = v1111 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1115 = v1113 < v2;
   const bool v1116 = v1114 && v1115;
   if (v1116) {
@@ -1477,11 +1477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1123 = v1122 + v1113;
     out[v1123] = v1119;
   }
-  const unsigned int v1124 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1124 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1125 = v619 + v1124;
-  const unsigned int v1126 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1126 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1127 = v618 + v1126;
-  const bool v1128 = v1125 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1128 = v1125 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1129 = v1127 < v2;
   const bool v1130 = v1128 && v1129;
   if (v1130) {
@@ -1494,11 +1494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1137 = v1136 + v1127;
     out[v1137] = v1133;
   }
-  const unsigned int v1138 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1138 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1139 = v619 + v1138;
-  const unsigned int v1140 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1140 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1141 = v618 + v1140;
-  const bool v1142 = v1139 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1142 = v1139 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1143 = v1141 < v2;
   const bool v1144 = v1142 && v1143;
   if (v1144) {
@@ -1511,11 +1511,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1151 = v1150 + v1141;
     out[v1151] = v1147;
   }
-  const unsigned int v1152 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1152 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1153 = v619 + v1152;
-  const unsigned int v1154 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1154 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1155 = v618 + v1154;
-  const bool v1156 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1156 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1157 = v1155 < v2;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
@@ -1528,11 +1528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1165 = v1164 + v1155;
     out[v1165] = v1161;
   }
-  const unsigned int v1166 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1166 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1167 = v619 + v1166;
-  const unsigned int v1168 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1168 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1169 = v618 + v1168;
-  const bool v1170 = v1167 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1170 = v1167 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1171 = v1169 < v2;
   const bool v1172 = v1170 && v1171;
   if (v1172) {
@@ -1545,11 +1545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1179 = v1178 + v1169;
     out[v1179] = v1175;
   }
-  const unsigned int v1180 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1180 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1181 = v619 + v1180;
-  const unsigned int v1182 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1182 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1183 = v618 + v1182;
-  const bool v1184 = v1181 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1184 = v1181 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1185 = v1183 < v2;
   const bool v1186 = v1184 && v1185;
   if (v1186) {
@@ -1562,11 +1562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1193 = v1192 + v1183;
     out[v1193] = v1189;
   }
-  const unsigned int v1194 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1194 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1195 = v619 + v1194;
-  const unsigned int v1196 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1196 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1197 = v618 + v1196;
-  const bool v1198 = v1195 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1198 = v1195 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1199 = v1197 < v2;
   const bool v1200 = v1198 && v1199;
   if (v1200) {
@@ -1579,11 +1579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1207 = v1206 + v1197;
     out[v1207] = v1203;
   }
-  const unsigned int v1208 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1208 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1209 = v619 + v1208;
-  const unsigned int v1210 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1210 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1211 = v618 + v1210;
-  const bool v1212 = v1209 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1212 = v1209 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1213 = v1211 < v2;
   const bool v1214 = v1212 && v1213;
   if (v1214) {
@@ -1596,11 +1596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1221 = v1220 + v1211;
     out[v1221] = v1217;
   }
-  const unsigned int v1222 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1222 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1223 = v619 + v1222;
-  const unsigned int v1224 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1224 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1225 = v618 + v1224;
-  const bool v1226 = v1223 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1226 = v1223 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1227 = v1225 < v2;
   const bool v1228 = v1226 && v1227;
   if (v1228) {
@@ -1613,11 +1613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1235 = v1234 + v1225;
     out[v1235] = v1231;
   }
-  const unsigned int v1236 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1236 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1237 = v619 + v1236;
-  const unsigned int v1238 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1238 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1239 = v618 + v1238;
-  const bool v1240 = v1237 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1240 = v1237 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1241 = v1239 < v2;
   const bool v1242 = v1240 && v1241;
   if (v1242) {
@@ -1630,11 +1630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1249 = v1248 + v1239;
     out[v1249] = v1245;
   }
-  const unsigned int v1250 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1250 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1251 = v619 + v1250;
-  const unsigned int v1252 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1252 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1253 = v618 + v1252;
-  const bool v1254 = v1251 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1254 = v1251 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1255 = v1253 < v2;
   const bool v1256 = v1254 && v1255;
   if (v1256) {
@@ -1647,11 +1647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1263 = v1262 + v1253;
     out[v1263] = v1259;
   }
-  const unsigned int v1264 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1264 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1265 = v619 + v1264;
-  const unsigned int v1266 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1266 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1267 = v618 + v1266;
-  const bool v1268 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1268 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1269 = v1267 < v2;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1664,11 +1664,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1277 = v1276 + v1267;
     out[v1277] = v1273;
   }
-  const unsigned int v1278 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1278 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1279 = v619 + v1278;
-  const unsigned int v1280 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1280 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1281 = v618 + v1280;
-  const bool v1282 = v1279 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1282 = v1279 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1283 = v1281 < v2;
   const bool v1284 = v1282 && v1283;
   if (v1284) {
@@ -1681,11 +1681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1291 = v1290 + v1281;
     out[v1291] = v1287;
   }
-  const unsigned int v1292 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1292 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1293 = v619 + v1292;
-  const unsigned int v1294 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1294 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1295 = v618 + v1294;
-  const bool v1296 = v1293 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1296 = v1293 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1297 = v1295 < v2;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1698,11 +1698,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1305 = v1304 + v1295;
     out[v1305] = v1301;
   }
-  const unsigned int v1306 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1306 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1307 = v619 + v1306;
-  const unsigned int v1308 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1308 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1309 = v618 + v1308;
-  const bool v1310 = v1307 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1310 = v1307 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1311 = v1309 < v2;
   const bool v1312 = v1310 && v1311;
   if (v1312) {
@@ -1715,11 +1715,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1319 = v1318 + v1309;
     out[v1319] = v1315;
   }
-  const unsigned int v1320 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1320 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1321 = v619 + v1320;
-  const unsigned int v1322 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1322 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1323 = v618 + v1322;
-  const bool v1324 = v1321 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1324 = v1321 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1325 = v1323 < v2;
   const bool v1326 = v1324 && v1325;
   if (v1326) {
@@ -1732,11 +1732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1333 = v1332 + v1323;
     out[v1333] = v1329;
   }
-  const unsigned int v1334 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1334 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1335 = v619 + v1334;
-  const unsigned int v1336 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1336 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1337 = v618 + v1336;
-  const bool v1338 = v1335 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1338 = v1335 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1339 = v1337 < v2;
   const bool v1340 = v1338 && v1339;
   if (v1340) {
@@ -1749,11 +1749,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1347 = v1346 + v1337;
     out[v1347] = v1343;
   }
-  const unsigned int v1348 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1348 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1349 = v619 + v1348;
-  const unsigned int v1350 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1350 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1351 = v618 + v1350;
-  const bool v1352 = v1349 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1352 = v1349 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1353 = v1351 < v2;
   const bool v1354 = v1352 && v1353;
   if (v1354) {
@@ -1766,11 +1766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1361 = v1360 + v1351;
     out[v1361] = v1357;
   }
-  const unsigned int v1362 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1362 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1363 = v619 + v1362;
-  const unsigned int v1364 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1364 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1365 = v618 + v1364;
-  const bool v1366 = v1363 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1366 = v1363 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1367 = v1365 < v2;
   const bool v1368 = v1366 && v1367;
   if (v1368) {
@@ -1783,11 +1783,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1375 = v1374 + v1365;
     out[v1375] = v1371;
   }
-  const unsigned int v1376 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1376 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1377 = v619 + v1376;
-  const unsigned int v1378 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1378 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1379 = v618 + v1378;
-  const bool v1380 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1380 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1381 = v1379 < v2;
   const bool v1382 = v1380 && v1381;
   if (v1382) {
@@ -1800,11 +1800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1389 = v1388 + v1379;
     out[v1389] = v1385;
   }
-  const unsigned int v1390 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1390 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1391 = v619 + v1390;
-  const unsigned int v1392 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1392 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1393 = v618 + v1392;
-  const bool v1394 = v1391 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1394 = v1391 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1395 = v1393 < v2;
   const bool v1396 = v1394 && v1395;
   if (v1396) {
@@ -1817,11 +1817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1403 = v1402 + v1393;
     out[v1403] = v1399;
   }
-  const unsigned int v1404 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1404 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1405 = v619 + v1404;
-  const unsigned int v1406 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1406 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1407 = v618 + v1406;
-  const bool v1408 = v1405 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1408 = v1405 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1409 = v1407 < v2;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
@@ -1834,11 +1834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1417 = v1416 + v1407;
     out[v1417] = v1413;
   }
-  const unsigned int v1418 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1418 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1419 = v619 + v1418;
-  const unsigned int v1420 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1420 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1421 = v618 + v1420;
-  const bool v1422 = v1419 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1422 = v1419 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1423 = v1421 < v2;
   const bool v1424 = v1422 && v1423;
   if (v1424) {
@@ -1851,11 +1851,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1431 = v1430 + v1421;
     out[v1431] = v1427;
   }
-  const unsigned int v1432 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1432 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1433 = v619 + v1432;
-  const unsigned int v1434 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1434 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1435 = v618 + v1434;
-  const bool v1436 = v1433 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1436 = v1433 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1437 = v1435 < v2;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1868,11 +1868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1445 = v1444 + v1435;
     out[v1445] = v1441;
   }
-  const unsigned int v1446 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1446 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1447 = v619 + v1446;
-  const unsigned int v1448 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1448 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1449 = v618 + v1448;
-  const bool v1450 = v1447 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1450 = v1447 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1451 = v1449 < v2;
   const bool v1452 = v1450 && v1451;
   if (v1452) {
@@ -1885,11 +1885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1459 = v1458 + v1449;
     out[v1459] = v1455;
   }
-  const unsigned int v1460 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1460 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1461 = v619 + v1460;
-  const unsigned int v1462 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1462 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1463 = v618 + v1462;
-  const bool v1464 = v1461 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1464 = v1461 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1465 = v1463 < v2;
   const bool v1466 = v1464 && v1465;
   if (v1466) {
@@ -1902,11 +1902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1473 = v1472 + v1463;
     out[v1473] = v1469;
   }
-  const unsigned int v1474 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1474 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1475 = v619 + v1474;
-  const unsigned int v1476 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1476 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1477 = v618 + v1476;
-  const bool v1478 = v1475 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1478 = v1475 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1479 = v1477 < v2;
   const bool v1480 = v1478 && v1479;
   if (v1480) {
@@ -1919,11 +1919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1487 = v1486 + v1477;
     out[v1487] = v1483;
   }
-  const unsigned int v1488 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1488 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1489 = v619 + v1488;
-  const unsigned int v1490 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1490 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1491 = v618 + v1490;
-  const bool v1492 = v1489 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1492 = v1489 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1493 = v1491 < v2;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
@@ -1936,11 +1936,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1501 = v1500 + v1491;
     out[v1501] = v1497;
   }
-  const unsigned int v1502 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1502 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1503 = v619 + v1502;
-  const unsigned int v1504 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1504 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1505 = v618 + v1504;
-  const bool v1506 = v1503 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1506 = v1503 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1507 = v1505 < v2;
   const bool v1508 = v1506 && v1507;
   if (v1508) {
@@ -1953,11 +1953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1515 = v1514 + v1505;
     out[v1515] = v1511;
   }
-  const unsigned int v1516 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1516 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1517 = v619 + v1516;
-  const unsigned int v1518 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1518 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1519 = v618 + v1518;
-  const bool v1520 = v1517 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1520 = v1517 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1521 = v1519 < v2;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1970,11 +1970,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1529 = v1528 + v1519;
     out[v1529] = v1525;
   }
-  const unsigned int v1530 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1530 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1531 = v619 + v1530;
-  const unsigned int v1532 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1532 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1533 = v618 + v1532;
-  const bool v1534 = v1531 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1534 = v1531 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1535 = v1533 < v2;
   const bool v1536 = v1534 && v1535;
   if (v1536) {
@@ -1987,11 +1987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1543 = v1542 + v1533;
     out[v1543] = v1539;
   }
-  const unsigned int v1544 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1544 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1545 = v619 + v1544;
-  const unsigned int v1546 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1546 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1547 = v618 + v1546;
-  const bool v1548 = v1545 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1548 = v1545 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1549 = v1547 < v2;
   const bool v1550 = v1548 && v1549;
   if (v1550) {
@@ -2004,11 +2004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1557 = v1556 + v1547;
     out[v1557] = v1553;
   }
-  const unsigned int v1558 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1558 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1559 = v619 + v1558;
-  const unsigned int v1560 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1560 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1561 = v618 + v1560;
-  const bool v1562 = v1559 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1562 = v1559 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1563 = v1561 < v2;
   const bool v1564 = v1562 && v1563;
   if (v1564) {
@@ -2021,11 +2021,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1571 = v1570 + v1561;
     out[v1571] = v1567;
   }
-  const unsigned int v1572 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1572 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1573 = v619 + v1572;
-  const unsigned int v1574 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1574 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1575 = v618 + v1574;
-  const bool v1576 = v1573 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1576 = v1573 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1577 = v1575 < v2;
   const bool v1578 = v1576 && v1577;
   if (v1578) {
@@ -2038,11 +2038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1585 = v1584 + v1575;
     out[v1585] = v1581;
   }
-  const unsigned int v1586 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1586 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1587 = v619 + v1586;
-  const unsigned int v1588 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1588 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1589 = v618 + v1588;
-  const bool v1590 = v1587 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1590 = v1587 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1591 = v1589 < v2;
   const bool v1592 = v1590 && v1591;
   if (v1592) {
@@ -2055,11 +2055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1599 = v1598 + v1589;
     out[v1599] = v1595;
   }
-  const unsigned int v1600 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1600 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1601 = v619 + v1600;
-  const unsigned int v1602 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1602 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1603 = v618 + v1602;
-  const bool v1604 = v1601 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1604 = v1601 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1605 = v1603 < v2;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -2072,11 +2072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1613 = v1612 + v1603;
     out[v1613] = v1609;
   }
-  const unsigned int v1614 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1614 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1615 = v619 + v1614;
-  const unsigned int v1616 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1616 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1617 = v618 + v1616;
-  const bool v1618 = v1615 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1618 = v1615 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1619 = v1617 < v2;
   const bool v1620 = v1618 && v1619;
   if (v1620) {
@@ -2089,11 +2089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1627 = v1626 + v1617;
     out[v1627] = v1623;
   }
-  const unsigned int v1628 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1628 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1629 = v619 + v1628;
-  const unsigned int v1630 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1630 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1631 = v618 + v1630;
-  const bool v1632 = v1629 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1632 = v1629 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1633 = v1631 < v2;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -2106,11 +2106,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1641 = v1640 + v1631;
     out[v1641] = v1637;
   }
-  const unsigned int v1642 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1642 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1643 = v619 + v1642;
-  const unsigned int v1644 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1644 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1645 = v618 + v1644;
-  const bool v1646 = v1643 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1646 = v1643 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1647 = v1645 < v2;
   const bool v1648 = v1646 && v1647;
   if (v1648) {
@@ -2123,11 +2123,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1655 = v1654 + v1645;
     out[v1655] = v1651;
   }
-  const unsigned int v1656 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1656 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1657 = v619 + v1656;
-  const unsigned int v1658 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1658 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1659 = v618 + v1658;
-  const bool v1660 = v1657 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1660 = v1657 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1661 = v1659 < v2;
   const bool v1662 = v1660 && v1661;
   if (v1662) {
@@ -2140,11 +2140,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1669 = v1668 + v1659;
     out[v1669] = v1665;
   }
-  const unsigned int v1670 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1670 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1671 = v619 + v1670;
-  const unsigned int v1672 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1672 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1673 = v618 + v1672;
-  const bool v1674 = v1671 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1674 = v1671 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1675 = v1673 < v2;
   const bool v1676 = v1674 && v1675;
   if (v1676) {
@@ -2157,11 +2157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1683 = v1682 + v1673;
     out[v1683] = v1679;
   }
-  const unsigned int v1684 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1684 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1685 = v619 + v1684;
-  const unsigned int v1686 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1686 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1687 = v618 + v1686;
-  const bool v1688 = v1685 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1688 = v1685 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1689 = v1687 < v2;
   const bool v1690 = v1688 && v1689;
   if (v1690) {
@@ -2174,11 +2174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1697 = v1696 + v1687;
     out[v1697] = v1693;
   }
-  const unsigned int v1698 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1698 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1699 = v619 + v1698;
-  const unsigned int v1700 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1700 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1701 = v618 + v1700;
-  const bool v1702 = v1699 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1702 = v1699 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1703 = v1701 < v2;
   const bool v1704 = v1702 && v1703;
   if (v1704) {
@@ -2191,11 +2191,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1711 = v1710 + v1701;
     out[v1711] = v1707;
   }
-  const unsigned int v1712 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1712 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1713 = v619 + v1712;
-  const unsigned int v1714 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1714 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1715 = v618 + v1714;
-  const bool v1716 = v1713 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1716 = v1713 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1717 = v1715 < v2;
   const bool v1718 = v1716 && v1717;
   if (v1718) {
@@ -2208,11 +2208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1725 = v1724 + v1715;
     out[v1725] = v1721;
   }
-  const unsigned int v1726 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1726 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1727 = v619 + v1726;
-  const unsigned int v1728 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1728 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1729 = v618 + v1728;
-  const bool v1730 = v1727 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1730 = v1727 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1731 = v1729 < v2;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -2225,11 +2225,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1739 = v1738 + v1729;
     out[v1739] = v1735;
   }
-  const unsigned int v1740 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1740 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1741 = v619 + v1740;
-  const unsigned int v1742 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1742 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1743 = v618 + v1742;
-  const bool v1744 = v1741 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1744 = v1741 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1745 = v1743 < v2;
   const bool v1746 = v1744 && v1745;
   if (v1746) {
@@ -2242,11 +2242,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1753 = v1752 + v1743;
     out[v1753] = v1749;
   }
-  const unsigned int v1754 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1754 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1755 = v619 + v1754;
-  const unsigned int v1756 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1756 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1757 = v618 + v1756;
-  const bool v1758 = v1755 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1758 = v1755 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1759 = v1757 < v2;
   const bool v1760 = v1758 && v1759;
   if (v1760) {
@@ -2259,11 +2259,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1767 = v1766 + v1757;
     out[v1767] = v1763;
   }
-  const unsigned int v1768 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1768 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1769 = v619 + v1768;
-  const unsigned int v1770 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1770 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1771 = v618 + v1770;
-  const bool v1772 = v1769 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1772 = v1769 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1773 = v1771 < v2;
   const bool v1774 = v1772 && v1773;
   if (v1774) {
@@ -2276,11 +2276,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1781 = v1780 + v1771;
     out[v1781] = v1777;
   }
-  const unsigned int v1782 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1782 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1783 = v619 + v1782;
-  const unsigned int v1784 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1784 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1785 = v618 + v1784;
-  const bool v1786 = v1783 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1786 = v1783 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1787 = v1785 < v2;
   const bool v1788 = v1786 && v1787;
   if (v1788) {
@@ -2293,11 +2293,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1795 = v1794 + v1785;
     out[v1795] = v1791;
   }
-  const unsigned int v1796 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1796 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1797 = v619 + v1796;
-  const unsigned int v1798 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1798 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1799 = v618 + v1798;
-  const bool v1800 = v1797 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1800 = v1797 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1801 = v1799 < v2;
   const bool v1802 = v1800 && v1801;
   if (v1802) {
@@ -2310,11 +2310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1809 = v1808 + v1799;
     out[v1809] = v1805;
   }
-  const unsigned int v1810 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1810 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1811 = v619 + v1810;
-  const unsigned int v1812 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1812 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1813 = v618 + v1812;
-  const bool v1814 = v1811 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1814 = v1811 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1815 = v1813 < v2;
   const bool v1816 = v1814 && v1815;
   if (v1816) {
@@ -2327,11 +2327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1823 = v1822 + v1813;
     out[v1823] = v1819;
   }
-  const unsigned int v1824 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1824 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1825 = v619 + v1824;
-  const unsigned int v1826 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1826 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1827 = v618 + v1826;
-  const bool v1828 = v1825 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1828 = v1825 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1829 = v1827 < v2;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -2344,11 +2344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1837 = v1836 + v1827;
     out[v1837] = v1833;
   }
-  const unsigned int v1838 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1838 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1839 = v619 + v1838;
-  const unsigned int v1840 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1840 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1841 = v618 + v1840;
-  const bool v1842 = v1839 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1842 = v1839 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1843 = v1841 < v2;
   const bool v1844 = v1842 && v1843;
   if (v1844) {
@@ -2361,11 +2361,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1851 = v1850 + v1841;
     out[v1851] = v1847;
   }
-  const unsigned int v1852 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1852 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1853 = v619 + v1852;
-  const unsigned int v1854 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1854 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1855 = v618 + v1854;
-  const bool v1856 = v1853 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1856 = v1853 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1857 = v1855 < v2;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
@@ -2378,11 +2378,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1865 = v1864 + v1855;
     out[v1865] = v1861;
   }
-  const unsigned int v1866 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1866 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1867 = v619 + v1866;
-  const unsigned int v1868 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1868 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1869 = v618 + v1868;
-  const bool v1870 = v1867 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1870 = v1867 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1871 = v1869 < v2;
   const bool v1872 = v1870 && v1871;
   if (v1872) {
@@ -2395,11 +2395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1879 = v1878 + v1869;
     out[v1879] = v1875;
   }
-  const unsigned int v1880 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1880 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1881 = v619 + v1880;
-  const unsigned int v1882 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1882 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1883 = v618 + v1882;
-  const bool v1884 = v1881 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1884 = v1881 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1885 = v1883 < v2;
   const bool v1886 = v1884 && v1885;
   if (v1886) {
@@ -2412,11 +2412,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1893 = v1892 + v1883;
     out[v1893] = v1889;
   }
-  const unsigned int v1894 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1894 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1895 = v619 + v1894;
-  const unsigned int v1896 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1896 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1897 = v618 + v1896;
-  const bool v1898 = v1895 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1898 = v1895 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1899 = v1897 < v2;
   const bool v1900 = v1898 && v1899;
   if (v1900) {
@@ -2429,11 +2429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1907 = v1906 + v1897;
     out[v1907] = v1903;
   }
-  const unsigned int v1908 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1908 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1909 = v619 + v1908;
-  const unsigned int v1910 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1910 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1911 = v618 + v1910;
-  const bool v1912 = v1909 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1912 = v1909 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1913 = v1911 < v2;
   const bool v1914 = v1912 && v1913;
   if (v1914) {
@@ -2446,11 +2446,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1921 = v1920 + v1911;
     out[v1921] = v1917;
   }
-  const unsigned int v1922 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1922 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1923 = v619 + v1922;
-  const unsigned int v1924 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1924 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1925 = v618 + v1924;
-  const bool v1926 = v1923 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1926 = v1923 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1927 = v1925 < v2;
   const bool v1928 = v1926 && v1927;
   if (v1928) {
@@ -2463,11 +2463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1935 = v1934 + v1925;
     out[v1935] = v1931;
   }
-  const unsigned int v1936 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1936 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1937 = v619 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1938 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1939 = v618 + v1938;
-  const bool v1940 = v1937 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1940 = v1937 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1941 = v1939 < v2;
   const bool v1942 = v1940 && v1941;
   if (v1942) {
@@ -2480,11 +2480,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1949 = v1948 + v1939;
     out[v1949] = v1945;
   }
-  const unsigned int v1950 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1950 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1951 = v619 + v1950;
-  const unsigned int v1952 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1952 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1953 = v618 + v1952;
-  const bool v1954 = v1951 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1954 = v1951 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1955 = v1953 < v2;
   const bool v1956 = v1954 && v1955;
   if (v1956) {
@@ -2497,11 +2497,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1963 = v1962 + v1953;
     out[v1963] = v1959;
   }
-  const unsigned int v1964 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1964 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1965 = v619 + v1964;
-  const unsigned int v1966 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1966 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1967 = v618 + v1966;
-  const bool v1968 = v1965 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1968 = v1965 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1969 = v1967 < v2;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
@@ -2514,11 +2514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1977 = v1976 + v1967;
     out[v1977] = v1973;
   }
-  const unsigned int v1978 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1978 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1979 = v619 + v1978;
-  const unsigned int v1980 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1980 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1981 = v618 + v1980;
-  const bool v1982 = v1979 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1982 = v1979 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1983 = v1981 < v2;
   const bool v1984 = v1982 && v1983;
   if (v1984) {
@@ -2531,11 +2531,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1991 = v1990 + v1981;
     out[v1991] = v1987;
   }
-  const unsigned int v1992 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1992 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1993 = v619 + v1992;
-  const unsigned int v1994 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1994 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1995 = v618 + v1994;
-  const bool v1996 = v1993 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1996 = v1993 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1997 = v1995 < v2;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
@@ -2548,11 +2548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2005 = v2004 + v1995;
     out[v2005] = v2001;
   }
-  const unsigned int v2006 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2006 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2007 = v619 + v2006;
-  const unsigned int v2008 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2008 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2009 = v618 + v2008;
-  const bool v2010 = v2007 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2010 = v2007 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2011 = v2009 < v2;
   const bool v2012 = v2010 && v2011;
   if (v2012) {
@@ -2565,11 +2565,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2019 = v2018 + v2009;
     out[v2019] = v2015;
   }
-  const unsigned int v2020 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2020 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2021 = v619 + v2020;
-  const unsigned int v2022 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2022 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2023 = v618 + v2022;
-  const bool v2024 = v2021 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2024 = v2021 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2025 = v2023 < v2;
   const bool v2026 = v2024 && v2025;
   if (v2026) {
@@ -2582,11 +2582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2033 = v2032 + v2023;
     out[v2033] = v2029;
   }
-  const unsigned int v2034 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2034 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2035 = v619 + v2034;
-  const unsigned int v2036 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2036 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2037 = v618 + v2036;
-  const bool v2038 = v2035 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2038 = v2035 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2039 = v2037 < v2;
   const bool v2040 = v2038 && v2039;
   if (v2040) {
@@ -2599,11 +2599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2047 = v2046 + v2037;
     out[v2047] = v2043;
   }
-  const unsigned int v2048 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2048 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2049 = v619 + v2048;
-  const unsigned int v2050 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2050 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2051 = v618 + v2050;
-  const bool v2052 = v2049 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2052 = v2049 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2053 = v2051 < v2;
   const bool v2054 = v2052 && v2053;
   if (v2054) {
@@ -2616,11 +2616,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2061 = v2060 + v2051;
     out[v2061] = v2057;
   }
-  const unsigned int v2062 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2062 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2063 = v619 + v2062;
-  const unsigned int v2064 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2064 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2065 = v618 + v2064;
-  const bool v2066 = v2063 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2066 = v2063 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2067 = v2065 < v2;
   const bool v2068 = v2066 && v2067;
   if (v2068) {
@@ -2633,11 +2633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2075 = v2074 + v2065;
     out[v2075] = v2071;
   }
-  const unsigned int v2076 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2076 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2077 = v619 + v2076;
-  const unsigned int v2078 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2078 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2079 = v618 + v2078;
-  const bool v2080 = v2077 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2080 = v2077 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2081 = v2079 < v2;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -2650,11 +2650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2089 = v2088 + v2079;
     out[v2089] = v2085;
   }
-  const unsigned int v2090 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2090 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2091 = v619 + v2090;
-  const unsigned int v2092 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2092 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2093 = v618 + v2092;
-  const bool v2094 = v2091 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2094 = v2091 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2095 = v2093 < v2;
   const bool v2096 = v2094 && v2095;
   if (v2096) {
@@ -2667,11 +2667,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2103 = v2102 + v2093;
     out[v2103] = v2099;
   }
-  const unsigned int v2104 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2104 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2105 = v619 + v2104;
-  const unsigned int v2106 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2106 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2107 = v618 + v2106;
-  const bool v2108 = v2105 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2108 = v2105 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2109 = v2107 < v2;
   const bool v2110 = v2108 && v2109;
   if (v2110) {
@@ -2684,11 +2684,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2117 = v2116 + v2107;
     out[v2117] = v2113;
   }
-  const unsigned int v2118 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2118 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2119 = v619 + v2118;
-  const unsigned int v2120 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2120 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2121 = v618 + v2120;
-  const bool v2122 = v2119 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2122 = v2119 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2123 = v2121 < v2;
   const bool v2124 = v2122 && v2123;
   if (v2124) {
@@ -2701,11 +2701,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2131 = v2130 + v2121;
     out[v2131] = v2127;
   }
-  const unsigned int v2132 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2132 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2133 = v619 + v2132;
-  const unsigned int v2134 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2134 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2135 = v618 + v2134;
-  const bool v2136 = v2133 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2136 = v2133 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2137 = v2135 < v2;
   const bool v2138 = v2136 && v2137;
   if (v2138) {
@@ -2718,11 +2718,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2145 = v2144 + v2135;
     out[v2145] = v2141;
   }
-  const unsigned int v2146 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2146 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2147 = v619 + v2146;
-  const unsigned int v2148 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2148 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2149 = v618 + v2148;
-  const bool v2150 = v2147 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2150 = v2147 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2151 = v2149 < v2;
   const bool v2152 = v2150 && v2151;
   if (v2152) {
@@ -2735,11 +2735,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2159 = v2158 + v2149;
     out[v2159] = v2155;
   }
-  const unsigned int v2160 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2160 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2161 = v619 + v2160;
-  const unsigned int v2162 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2162 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2163 = v618 + v2162;
-  const bool v2164 = v2161 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2164 = v2161 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2165 = v2163 < v2;
   const bool v2166 = v2164 && v2165;
   if (v2166) {
@@ -2752,11 +2752,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2173 = v2172 + v2163;
     out[v2173] = v2169;
   }
-  const unsigned int v2174 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2174 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2175 = v619 + v2174;
-  const unsigned int v2176 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2176 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2177 = v618 + v2176;
-  const bool v2178 = v2175 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2178 = v2175 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2179 = v2177 < v2;
   const bool v2180 = v2178 && v2179;
   if (v2180) {
@@ -2769,11 +2769,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2187 = v2186 + v2177;
     out[v2187] = v2183;
   }
-  const unsigned int v2188 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2188 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2189 = v619 + v2188;
-  const unsigned int v2190 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2190 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2191 = v618 + v2190;
-  const bool v2192 = v2189 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2192 = v2189 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2193 = v2191 < v2;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -2786,11 +2786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2201 = v2200 + v2191;
     out[v2201] = v2197;
   }
-  const unsigned int v2202 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2202 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2203 = v619 + v2202;
-  const unsigned int v2204 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2204 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2205 = v618 + v2204;
-  const bool v2206 = v2203 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2206 = v2203 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2207 = v2205 < v2;
   const bool v2208 = v2206 && v2207;
   if (v2208) {
@@ -2803,11 +2803,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2215 = v2214 + v2205;
     out[v2215] = v2211;
   }
-  const unsigned int v2216 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2216 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2217 = v619 + v2216;
-  const unsigned int v2218 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2218 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2219 = v618 + v2218;
-  const bool v2220 = v2217 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2220 = v2217 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2221 = v2219 < v2;
   const bool v2222 = v2220 && v2221;
   if (v2222) {
@@ -2820,11 +2820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2229 = v2228 + v2219;
     out[v2229] = v2225;
   }
-  const unsigned int v2230 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2230 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2231 = v619 + v2230;
-  const unsigned int v2232 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2232 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2233 = v618 + v2232;
-  const bool v2234 = v2231 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2234 = v2231 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2235 = v2233 < v2;
   const bool v2236 = v2234 && v2235;
   if (v2236) {
@@ -2837,11 +2837,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2243 = v2242 + v2233;
     out[v2243] = v2239;
   }
-  const unsigned int v2244 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2244 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2245 = v619 + v2244;
-  const unsigned int v2246 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2246 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2247 = v618 + v2246;
-  const bool v2248 = v2245 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2248 = v2245 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2249 = v2247 < v2;
   const bool v2250 = v2248 && v2249;
   if (v2250) {
@@ -2854,11 +2854,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2257 = v2256 + v2247;
     out[v2257] = v2253;
   }
-  const unsigned int v2258 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2258 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2259 = v619 + v2258;
-  const unsigned int v2260 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2260 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2261 = v618 + v2260;
-  const bool v2262 = v2259 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2262 = v2259 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2263 = v2261 < v2;
   const bool v2264 = v2262 && v2263;
   if (v2264) {
@@ -2871,11 +2871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2271 = v2270 + v2261;
     out[v2271] = v2267;
   }
-  const unsigned int v2272 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2272 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2273 = v619 + v2272;
-  const unsigned int v2274 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2274 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2275 = v618 + v2274;
-  const bool v2276 = v2273 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2276 = v2273 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2277 = v2275 < v2;
   const bool v2278 = v2276 && v2277;
   if (v2278) {
@@ -2888,11 +2888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2285 = v2284 + v2275;
     out[v2285] = v2281;
   }
-  const unsigned int v2286 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2286 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2287 = v619 + v2286;
-  const unsigned int v2288 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2288 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2289 = v618 + v2288;
-  const bool v2290 = v2287 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2290 = v2287 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2291 = v2289 < v2;
   const bool v2292 = v2290 && v2291;
   if (v2292) {
@@ -2905,11 +2905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2299 = v2298 + v2289;
     out[v2299] = v2295;
   }
-  const unsigned int v2300 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2300 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2301 = v619 + v2300;
-  const unsigned int v2302 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2302 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2303 = v618 + v2302;
-  const bool v2304 = v2301 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2304 = v2301 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2305 = v2303 < v2;
   const bool v2306 = v2304 && v2305;
   if (v2306) {
@@ -2922,11 +2922,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2313 = v2312 + v2303;
     out[v2313] = v2309;
   }
-  const unsigned int v2314 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2314 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2315 = v619 + v2314;
-  const unsigned int v2316 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2316 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2317 = v618 + v2316;
-  const bool v2318 = v2315 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2318 = v2315 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2319 = v2317 < v2;
   const bool v2320 = v2318 && v2319;
   if (v2320) {
@@ -2939,11 +2939,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2327 = v2326 + v2317;
     out[v2327] = v2323;
   }
-  const unsigned int v2328 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2328 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2329 = v619 + v2328;
-  const unsigned int v2330 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2330 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2331 = v618 + v2330;
-  const bool v2332 = v2329 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2332 = v2329 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2333 = v2331 < v2;
   const bool v2334 = v2332 && v2333;
   if (v2334) {
@@ -2956,11 +2956,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2341 = v2340 + v2331;
     out[v2341] = v2337;
   }
-  const unsigned int v2342 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2342 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2343 = v619 + v2342;
-  const unsigned int v2344 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2344 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2345 = v618 + v2344;
-  const bool v2346 = v2343 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2346 = v2343 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2347 = v2345 < v2;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -2973,11 +2973,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2355 = v2354 + v2345;
     out[v2355] = v2351;
   }
-  const unsigned int v2356 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2356 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2357 = v619 + v2356;
-  const unsigned int v2358 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2358 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2359 = v618 + v2358;
-  const bool v2360 = v2357 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2360 = v2357 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2361 = v2359 < v2;
   const bool v2362 = v2360 && v2361;
   if (v2362) {
@@ -2990,11 +2990,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2369 = v2368 + v2359;
     out[v2369] = v2365;
   }
-  const unsigned int v2370 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2370 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2371 = v619 + v2370;
-  const unsigned int v2372 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2372 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2373 = v618 + v2372;
-  const bool v2374 = v2371 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2374 = v2371 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2375 = v2373 < v2;
   const bool v2376 = v2374 && v2375;
   if (v2376) {
@@ -3007,11 +3007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2383 = v2382 + v2373;
     out[v2383] = v2379;
   }
-  const unsigned int v2384 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2384 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2385 = v619 + v2384;
-  const unsigned int v2386 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2386 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2387 = v618 + v2386;
-  const bool v2388 = v2385 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2388 = v2385 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2389 = v2387 < v2;
   const bool v2390 = v2388 && v2389;
   if (v2390) {
@@ -3024,11 +3024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2397 = v2396 + v2387;
     out[v2397] = v2393;
   }
-  const unsigned int v2398 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2398 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2399 = v619 + v2398;
-  const unsigned int v2400 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2400 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2401 = v618 + v2400;
-  const bool v2402 = v2399 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2402 = v2399 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2403 = v2401 < v2;
   const bool v2404 = v2402 && v2403;
   if (v2404) {

@@ -262,697 +262,697 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
   const unsigned int v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v7;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v19 = v18 - v16;
   const unsigned int v20 = min(v19, 8u);
-  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v23 = v22 % v20;
   const unsigned int v24 = v16 + v23;
   const unsigned int v25 = v24 << 7u;
-  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v34 = v33 << 6u;
-  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v38 = v37 << 6u;
-  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v40, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v42, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v44, iron_f32_to_bf16(0.0f));
-  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v48 = v47 == 0u;
-  const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v57 = v56 == 0u;
-  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:256
   if (v63) {
-    for (unsigned int v2524 = 0u; v2524 < 2u; v2524 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2524 = 0u; v2524 < 2u; v2524 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2525 = v2524 << 6u;
       const bool v2527 = v2525 < v2;
       if (v2527) {
-        const unsigned int v2529 = v2524 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2531 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2534 = v2531 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2537 = v2531 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2529 = v2524 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2531 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2534 = v2531 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2537 = v2531 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2538 = v2537 << 3u;
-        const unsigned int v2539 = v25 + v2534;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2539 = v25 + v2534;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2540 = v2539 < v0;
         const unsigned int v2541 = v2525 + v2538;
         const bool v2542 = v2541 < v2;
         const bool v2543 = v2540 && v2542;
-        const unsigned int v2545 = v2539 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2545 = v2539 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2547 = v2545 + v2525;
         const unsigned int v2548 = v2547 + v2538;
         const unsigned int v2549 = v2543 ? v2548 : 0u;
-        const unsigned int v2551 = v2534 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2551 = v2534 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2552 = v2529 + v2551;
         const unsigned int v2553 = v2552 + v2538;
         iron_copy_async<16>(shm0 + (v2553 ^ (((v2553 >> 6u) & 7u) << 3u)), a + v2549, v2543);
-        const unsigned int v2556 = v2531 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2558 = v2556 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2561 = v2556 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2556 = v2531 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2558 = v2556 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2561 = v2556 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2562 = v2561 << 3u;
-        const unsigned int v2563 = v25 + v2558;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2563 = v25 + v2558;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2564 = v2563 < v0;
         const unsigned int v2565 = v2525 + v2562;
         const bool v2566 = v2565 < v2;
         const bool v2567 = v2564 && v2566;
-        const unsigned int v2569 = v2563 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2569 = v2563 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2571 = v2569 + v2525;
         const unsigned int v2572 = v2571 + v2562;
         const unsigned int v2573 = v2567 ? v2572 : 0u;
-        const unsigned int v2575 = v2558 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2575 = v2558 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2576 = v2529 + v2575;
         const unsigned int v2577 = v2576 + v2562;
         iron_copy_async<16>(shm0 + (v2577 ^ (((v2577 >> 6u) & 7u) << 3u)), a + v2573, v2567);
-        const unsigned int v2580 = v2531 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2582 = v2580 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2585 = v2580 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2580 = v2531 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2582 = v2580 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2585 = v2580 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2586 = v2585 << 3u;
-        const unsigned int v2587 = v25 + v2582;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2587 = v25 + v2582;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2588 = v2587 < v0;
         const unsigned int v2589 = v2525 + v2586;
         const bool v2590 = v2589 < v2;
         const bool v2591 = v2588 && v2590;
-        const unsigned int v2593 = v2587 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2593 = v2587 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2595 = v2593 + v2525;
         const unsigned int v2596 = v2595 + v2586;
         const unsigned int v2597 = v2591 ? v2596 : 0u;
-        const unsigned int v2599 = v2582 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2599 = v2582 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2600 = v2529 + v2599;
         const unsigned int v2601 = v2600 + v2586;
         iron_copy_async<16>(shm0 + (v2601 ^ (((v2601 >> 6u) & 7u) << 3u)), a + v2597, v2591);
-        const unsigned int v2604 = v2531 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2606 = v2604 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2609 = v2604 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2604 = v2531 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2606 = v2604 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2609 = v2604 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2610 = v2609 << 3u;
-        const unsigned int v2611 = v25 + v2606;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2611 = v25 + v2606;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2612 = v2611 < v0;
         const unsigned int v2613 = v2525 + v2610;
         const bool v2614 = v2613 < v2;
         const bool v2615 = v2612 && v2614;
-        const unsigned int v2617 = v2611 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2617 = v2611 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2619 = v2617 + v2525;
         const unsigned int v2620 = v2619 + v2610;
         const unsigned int v2621 = v2615 ? v2620 : 0u;
-        const unsigned int v2623 = v2606 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2623 = v2606 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2624 = v2529 + v2623;
         const unsigned int v2625 = v2624 + v2610;
         iron_copy_async<16>(shm0 + (v2625 ^ (((v2625 >> 6u) & 7u) << 3u)), a + v2621, v2615);
-        const unsigned int v2628 = v2531 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2630 = v2628 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2633 = v2628 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2628 = v2531 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2630 = v2628 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2633 = v2628 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2634 = v2633 << 3u;
-        const unsigned int v2635 = v25 + v2630;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2635 = v25 + v2630;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2636 = v2635 < v0;
         const unsigned int v2637 = v2525 + v2634;
         const bool v2638 = v2637 < v2;
         const bool v2639 = v2636 && v2638;
-        const unsigned int v2641 = v2635 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2641 = v2635 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2643 = v2641 + v2525;
         const unsigned int v2644 = v2643 + v2634;
         const unsigned int v2645 = v2639 ? v2644 : 0u;
-        const unsigned int v2647 = v2630 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2647 = v2630 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2648 = v2529 + v2647;
         const unsigned int v2649 = v2648 + v2634;
         iron_copy_async<16>(shm0 + (v2649 ^ (((v2649 >> 6u) & 7u) << 3u)), a + v2645, v2639);
-        const unsigned int v2652 = v2531 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2654 = v2652 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2657 = v2652 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2652 = v2531 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2654 = v2652 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2657 = v2652 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2658 = v2657 << 3u;
-        const unsigned int v2659 = v25 + v2654;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2659 = v25 + v2654;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2660 = v2659 < v0;
         const unsigned int v2661 = v2525 + v2658;
         const bool v2662 = v2661 < v2;
         const bool v2663 = v2660 && v2662;
-        const unsigned int v2665 = v2659 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2665 = v2659 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2667 = v2665 + v2525;
         const unsigned int v2668 = v2667 + v2658;
         const unsigned int v2669 = v2663 ? v2668 : 0u;
-        const unsigned int v2671 = v2654 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2671 = v2654 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2672 = v2529 + v2671;
         const unsigned int v2673 = v2672 + v2658;
         iron_copy_async<16>(shm0 + (v2673 ^ (((v2673 >> 6u) & 7u) << 3u)), a + v2669, v2663);
-        const unsigned int v2676 = v2531 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2678 = v2676 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2681 = v2676 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2676 = v2531 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2678 = v2676 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2681 = v2676 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2682 = v2681 << 3u;
-        const unsigned int v2683 = v25 + v2678;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2683 = v25 + v2678;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2684 = v2683 < v0;
         const unsigned int v2685 = v2525 + v2682;
         const bool v2686 = v2685 < v2;
         const bool v2687 = v2684 && v2686;
-        const unsigned int v2689 = v2683 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2689 = v2683 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2691 = v2689 + v2525;
         const unsigned int v2692 = v2691 + v2682;
         const unsigned int v2693 = v2687 ? v2692 : 0u;
-        const unsigned int v2695 = v2678 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2695 = v2678 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2696 = v2529 + v2695;
         const unsigned int v2697 = v2696 + v2682;
         iron_copy_async<16>(shm0 + (v2697 ^ (((v2697 >> 6u) & 7u) << 3u)), a + v2693, v2687);
-        const unsigned int v2700 = v2531 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2702 = v2700 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2705 = v2700 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2700 = v2531 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2702 = v2700 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2705 = v2700 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2706 = v2705 << 3u;
-        const unsigned int v2707 = v25 + v2702;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2707 = v25 + v2702;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2708 = v2707 < v0;
         const unsigned int v2709 = v2525 + v2706;
         const bool v2710 = v2709 < v2;
         const bool v2711 = v2708 && v2710;
-        const unsigned int v2713 = v2707 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2713 = v2707 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2715 = v2713 + v2525;
         const unsigned int v2716 = v2715 + v2706;
         const unsigned int v2717 = v2711 ? v2716 : 0u;
-        const unsigned int v2719 = v2702 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2719 = v2702 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2720 = v2529 + v2719;
         const unsigned int v2721 = v2720 + v2706;
         iron_copy_async<16>(shm0 + (v2721 ^ (((v2721 >> 6u) & 7u) << 3u)), a + v2717, v2711);
-        const unsigned int v2728 = v2531 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2731 = v2531 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2728 = v2531 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2731 = v2531 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2732 = v2731 << 3u;
-        const unsigned int v2733 = v2525 + v2728;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2733 = v2525 + v2728;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2734 = v2733 < v2;
         const unsigned int v2735 = v29 + v2732;
         const bool v2736 = v2735 < v1;
         const bool v2737 = v2734 && v2736;
-        const unsigned int v2739 = v2733 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2739 = v2733 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2741 = v2739 + v29;
         const unsigned int v2742 = v2741 + v2732;
         const unsigned int v2743 = v2737 ? v2742 : 0u;
-        const unsigned int v2745 = v2728 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2745 = v2728 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2746 = v2529 + v2745;
         const unsigned int v2747 = v2746 + v2732;
         iron_copy_async<16>(shm1 + (v2747 ^ (((v2747 >> 7u) & 7u) << 3u)), b + v2743, v2737);
-        const unsigned int v2752 = v2556 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2755 = v2556 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2752 = v2556 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2755 = v2556 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2756 = v2755 << 3u;
-        const unsigned int v2757 = v2525 + v2752;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2757 = v2525 + v2752;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2758 = v2757 < v2;
         const unsigned int v2759 = v29 + v2756;
         const bool v2760 = v2759 < v1;
         const bool v2761 = v2758 && v2760;
-        const unsigned int v2763 = v2757 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2763 = v2757 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2765 = v2763 + v29;
         const unsigned int v2766 = v2765 + v2756;
         const unsigned int v2767 = v2761 ? v2766 : 0u;
-        const unsigned int v2769 = v2752 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2769 = v2752 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2770 = v2529 + v2769;
         const unsigned int v2771 = v2770 + v2756;
         iron_copy_async<16>(shm1 + (v2771 ^ (((v2771 >> 7u) & 7u) << 3u)), b + v2767, v2761);
-        const unsigned int v2776 = v2580 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2779 = v2580 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2776 = v2580 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2779 = v2580 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2780 = v2779 << 3u;
-        const unsigned int v2781 = v2525 + v2776;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2781 = v2525 + v2776;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2782 = v2781 < v2;
         const unsigned int v2783 = v29 + v2780;
         const bool v2784 = v2783 < v1;
         const bool v2785 = v2782 && v2784;
-        const unsigned int v2787 = v2781 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2787 = v2781 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2789 = v2787 + v29;
         const unsigned int v2790 = v2789 + v2780;
         const unsigned int v2791 = v2785 ? v2790 : 0u;
-        const unsigned int v2793 = v2776 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2793 = v2776 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2794 = v2529 + v2793;
         const unsigned int v2795 = v2794 + v2780;
         iron_copy_async<16>(shm1 + (v2795 ^ (((v2795 >> 7u) & 7u) << 3u)), b + v2791, v2785);
-        const unsigned int v2800 = v2604 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2803 = v2604 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2800 = v2604 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2803 = v2604 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2804 = v2803 << 3u;
-        const unsigned int v2805 = v2525 + v2800;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2805 = v2525 + v2800;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2806 = v2805 < v2;
         const unsigned int v2807 = v29 + v2804;
         const bool v2808 = v2807 < v1;
         const bool v2809 = v2806 && v2808;
-        const unsigned int v2811 = v2805 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2811 = v2805 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2813 = v2811 + v29;
         const unsigned int v2814 = v2813 + v2804;
         const unsigned int v2815 = v2809 ? v2814 : 0u;
-        const unsigned int v2817 = v2800 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2817 = v2800 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2818 = v2529 + v2817;
         const unsigned int v2819 = v2818 + v2804;
         iron_copy_async<16>(shm1 + (v2819 ^ (((v2819 >> 7u) & 7u) << 3u)), b + v2815, v2809);
-        const unsigned int v2824 = v2628 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2827 = v2628 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2824 = v2628 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2827 = v2628 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2828 = v2827 << 3u;
-        const unsigned int v2829 = v2525 + v2824;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2829 = v2525 + v2824;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2830 = v2829 < v2;
         const unsigned int v2831 = v29 + v2828;
         const bool v2832 = v2831 < v1;
         const bool v2833 = v2830 && v2832;
-        const unsigned int v2835 = v2829 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2835 = v2829 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2837 = v2835 + v29;
         const unsigned int v2838 = v2837 + v2828;
         const unsigned int v2839 = v2833 ? v2838 : 0u;
-        const unsigned int v2841 = v2824 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2841 = v2824 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2842 = v2529 + v2841;
         const unsigned int v2843 = v2842 + v2828;
         iron_copy_async<16>(shm1 + (v2843 ^ (((v2843 >> 7u) & 7u) << 3u)), b + v2839, v2833);
-        const unsigned int v2848 = v2652 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2851 = v2652 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2848 = v2652 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2851 = v2652 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2852 = v2851 << 3u;
-        const unsigned int v2853 = v2525 + v2848;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2853 = v2525 + v2848;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2854 = v2853 < v2;
         const unsigned int v2855 = v29 + v2852;
         const bool v2856 = v2855 < v1;
         const bool v2857 = v2854 && v2856;
-        const unsigned int v2859 = v2853 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2859 = v2853 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2861 = v2859 + v29;
         const unsigned int v2862 = v2861 + v2852;
         const unsigned int v2863 = v2857 ? v2862 : 0u;
-        const unsigned int v2865 = v2848 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2865 = v2848 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2866 = v2529 + v2865;
         const unsigned int v2867 = v2866 + v2852;
         iron_copy_async<16>(shm1 + (v2867 ^ (((v2867 >> 7u) & 7u) << 3u)), b + v2863, v2857);
-        const unsigned int v2872 = v2676 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2875 = v2676 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2872 = v2676 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2875 = v2676 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2876 = v2875 << 3u;
-        const unsigned int v2877 = v2525 + v2872;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2877 = v2525 + v2872;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2878 = v2877 < v2;
         const unsigned int v2879 = v29 + v2876;
         const bool v2880 = v2879 < v1;
         const bool v2881 = v2878 && v2880;
-        const unsigned int v2883 = v2877 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2883 = v2877 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2885 = v2883 + v29;
         const unsigned int v2886 = v2885 + v2876;
         const unsigned int v2887 = v2881 ? v2886 : 0u;
-        const unsigned int v2889 = v2872 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2889 = v2872 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2890 = v2529 + v2889;
         const unsigned int v2891 = v2890 + v2876;
         iron_copy_async<16>(shm1 + (v2891 ^ (((v2891 >> 7u) & 7u) << 3u)), b + v2887, v2881);
-        const unsigned int v2896 = v2700 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2899 = v2700 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2896 = v2700 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2899 = v2700 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2900 = v2899 << 3u;
-        const unsigned int v2901 = v2525 + v2896;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2901 = v2525 + v2896;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2902 = v2901 < v2;
         const unsigned int v2903 = v29 + v2900;
         const bool v2904 = v2903 < v1;
         const bool v2905 = v2902 && v2904;
-        const unsigned int v2907 = v2901 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2907 = v2901 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2909 = v2907 + v29;
         const unsigned int v2910 = v2909 + v2900;
         const unsigned int v2911 = v2905 ? v2910 : 0u;
-        const unsigned int v2913 = v2896 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2913 = v2896 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2914 = v2529 + v2913;
         const unsigned int v2915 = v2914 + v2900;
         iron_copy_async<16>(shm1 + (v2915 ^ (((v2915 >> 7u) & 7u) << 3u)), b + v2911, v2905);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2928 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v2928 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (unsigned int v2916 = 0u; v2916 < v2; v2916 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2916 = 0u; v2916 < v2; v2916 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2918 = v2916 >> 6u;
       const unsigned int v2920 = v2918 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2922 = v2920 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v2929 = v2922 + v2928;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v2922 = v2920 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2929 = v2922 + v2928;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2929, 64u);
-      const unsigned int v2934 = v2922 + v38;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2934 = v2922 + v38;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v2934, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2940 = v2929 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2940 = v2929 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2940, 64u);
-      const unsigned int v2943 = v2922 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2943 = v2922 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v2944 = v2943 + v38;
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v2944, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2950 = v2929 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2950 = v2929 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2950, 64u);
-      const unsigned int v2953 = v2922 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2953 = v2922 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v2954 = v2953 + v38;
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v2954, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2960 = v2929 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2960 = v2929 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2960, 64u);
-      const unsigned int v2963 = v2922 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2963 = v2922 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v2964 = v2963 + v38;
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v2964, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2967 = v2916 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2967 = v2916 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2969 = v2918 + 2u;
       const unsigned int v2970 = v2969 % 3u;
       const bool v2971 = v2967 < v2;
       if (v2971) {
-        const unsigned int v2973 = v2970 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2975 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2978 = v2975 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2981 = v2975 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2973 = v2970 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2975 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2978 = v2975 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2981 = v2975 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2982 = v2981 << 3u;
-        const unsigned int v2983 = v25 + v2978;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2983 = v25 + v2978;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2984 = v2983 < v0;
         const unsigned int v2985 = v2967 + v2982;
         const bool v2986 = v2985 < v2;
         const bool v2987 = v2984 && v2986;
-        const unsigned int v2989 = v2983 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2989 = v2983 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2991 = v2989 + v2967;
         const unsigned int v2992 = v2991 + v2982;
         const unsigned int v2993 = v2987 ? v2992 : 0u;
-        const unsigned int v2995 = v2978 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2995 = v2978 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2996 = v2973 + v2995;
         const unsigned int v2997 = v2996 + v2982;
         iron_copy_async<16>(shm0 + (v2997 ^ (((v2997 >> 6u) & 7u) << 3u)), a + v2993, v2987);
-        const unsigned int v3000 = v2975 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3002 = v3000 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3005 = v3000 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3000 = v2975 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3002 = v3000 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3005 = v3000 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3006 = v3005 << 3u;
-        const unsigned int v3007 = v25 + v3002;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3007 = v25 + v3002;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3008 = v3007 < v0;
         const unsigned int v3009 = v2967 + v3006;
         const bool v3010 = v3009 < v2;
         const bool v3011 = v3008 && v3010;
-        const unsigned int v3013 = v3007 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3013 = v3007 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3015 = v3013 + v2967;
         const unsigned int v3016 = v3015 + v3006;
         const unsigned int v3017 = v3011 ? v3016 : 0u;
-        const unsigned int v3019 = v3002 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3019 = v3002 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3020 = v2973 + v3019;
         const unsigned int v3021 = v3020 + v3006;
         iron_copy_async<16>(shm0 + (v3021 ^ (((v3021 >> 6u) & 7u) << 3u)), a + v3017, v3011);
-        const unsigned int v3024 = v2975 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3026 = v3024 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3029 = v3024 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3024 = v2975 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3026 = v3024 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3029 = v3024 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3030 = v3029 << 3u;
-        const unsigned int v3031 = v25 + v3026;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3031 = v25 + v3026;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3032 = v3031 < v0;
         const unsigned int v3033 = v2967 + v3030;
         const bool v3034 = v3033 < v2;
         const bool v3035 = v3032 && v3034;
-        const unsigned int v3037 = v3031 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3037 = v3031 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3039 = v3037 + v2967;
         const unsigned int v3040 = v3039 + v3030;
         const unsigned int v3041 = v3035 ? v3040 : 0u;
-        const unsigned int v3043 = v3026 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3043 = v3026 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3044 = v2973 + v3043;
         const unsigned int v3045 = v3044 + v3030;
         iron_copy_async<16>(shm0 + (v3045 ^ (((v3045 >> 6u) & 7u) << 3u)), a + v3041, v3035);
-        const unsigned int v3048 = v2975 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3050 = v3048 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3053 = v3048 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3048 = v2975 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3050 = v3048 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3053 = v3048 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3054 = v3053 << 3u;
-        const unsigned int v3055 = v25 + v3050;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3055 = v25 + v3050;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3056 = v3055 < v0;
         const unsigned int v3057 = v2967 + v3054;
         const bool v3058 = v3057 < v2;
         const bool v3059 = v3056 && v3058;
-        const unsigned int v3061 = v3055 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3061 = v3055 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3063 = v3061 + v2967;
         const unsigned int v3064 = v3063 + v3054;
         const unsigned int v3065 = v3059 ? v3064 : 0u;
-        const unsigned int v3067 = v3050 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3067 = v3050 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3068 = v2973 + v3067;
         const unsigned int v3069 = v3068 + v3054;
         iron_copy_async<16>(shm0 + (v3069 ^ (((v3069 >> 6u) & 7u) << 3u)), a + v3065, v3059);
-        const unsigned int v3072 = v2975 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3074 = v3072 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3077 = v3072 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3072 = v2975 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3074 = v3072 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3077 = v3072 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3078 = v3077 << 3u;
-        const unsigned int v3079 = v25 + v3074;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3079 = v25 + v3074;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3080 = v3079 < v0;
         const unsigned int v3081 = v2967 + v3078;
         const bool v3082 = v3081 < v2;
         const bool v3083 = v3080 && v3082;
-        const unsigned int v3085 = v3079 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3085 = v3079 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3087 = v3085 + v2967;
         const unsigned int v3088 = v3087 + v3078;
         const unsigned int v3089 = v3083 ? v3088 : 0u;
-        const unsigned int v3091 = v3074 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3091 = v3074 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3092 = v2973 + v3091;
         const unsigned int v3093 = v3092 + v3078;
         iron_copy_async<16>(shm0 + (v3093 ^ (((v3093 >> 6u) & 7u) << 3u)), a + v3089, v3083);
-        const unsigned int v3096 = v2975 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3098 = v3096 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3101 = v3096 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3096 = v2975 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3098 = v3096 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3101 = v3096 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3102 = v3101 << 3u;
-        const unsigned int v3103 = v25 + v3098;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3103 = v25 + v3098;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3104 = v3103 < v0;
         const unsigned int v3105 = v2967 + v3102;
         const bool v3106 = v3105 < v2;
         const bool v3107 = v3104 && v3106;
-        const unsigned int v3109 = v3103 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3109 = v3103 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3111 = v3109 + v2967;
         const unsigned int v3112 = v3111 + v3102;
         const unsigned int v3113 = v3107 ? v3112 : 0u;
-        const unsigned int v3115 = v3098 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3115 = v3098 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3116 = v2973 + v3115;
         const unsigned int v3117 = v3116 + v3102;
         iron_copy_async<16>(shm0 + (v3117 ^ (((v3117 >> 6u) & 7u) << 3u)), a + v3113, v3107);
-        const unsigned int v3120 = v2975 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3122 = v3120 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3125 = v3120 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3120 = v2975 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3122 = v3120 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3125 = v3120 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3126 = v3125 << 3u;
-        const unsigned int v3127 = v25 + v3122;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3127 = v25 + v3122;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3128 = v3127 < v0;
         const unsigned int v3129 = v2967 + v3126;
         const bool v3130 = v3129 < v2;
         const bool v3131 = v3128 && v3130;
-        const unsigned int v3133 = v3127 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3133 = v3127 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3135 = v3133 + v2967;
         const unsigned int v3136 = v3135 + v3126;
         const unsigned int v3137 = v3131 ? v3136 : 0u;
-        const unsigned int v3139 = v3122 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3139 = v3122 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3140 = v2973 + v3139;
         const unsigned int v3141 = v3140 + v3126;
         iron_copy_async<16>(shm0 + (v3141 ^ (((v3141 >> 6u) & 7u) << 3u)), a + v3137, v3131);
-        const unsigned int v3144 = v2975 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3146 = v3144 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3149 = v3144 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3144 = v2975 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3146 = v3144 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3149 = v3144 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3150 = v3149 << 3u;
-        const unsigned int v3151 = v25 + v3146;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3151 = v25 + v3146;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3152 = v3151 < v0;
         const unsigned int v3153 = v2967 + v3150;
         const bool v3154 = v3153 < v2;
         const bool v3155 = v3152 && v3154;
-        const unsigned int v3157 = v3151 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3157 = v3151 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3159 = v3157 + v2967;
         const unsigned int v3160 = v3159 + v3150;
         const unsigned int v3161 = v3155 ? v3160 : 0u;
-        const unsigned int v3163 = v3146 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3163 = v3146 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3164 = v2973 + v3163;
         const unsigned int v3165 = v3164 + v3150;
         iron_copy_async<16>(shm0 + (v3165 ^ (((v3165 >> 6u) & 7u) << 3u)), a + v3161, v3155);
-        const unsigned int v3172 = v2975 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3175 = v2975 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3172 = v2975 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3175 = v2975 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3176 = v3175 << 3u;
-        const unsigned int v3177 = v2967 + v3172;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3177 = v2967 + v3172;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3178 = v3177 < v2;
         const unsigned int v3179 = v29 + v3176;
         const bool v3180 = v3179 < v1;
         const bool v3181 = v3178 && v3180;
-        const unsigned int v3183 = v3177 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3183 = v3177 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3185 = v3183 + v29;
         const unsigned int v3186 = v3185 + v3176;
         const unsigned int v3187 = v3181 ? v3186 : 0u;
-        const unsigned int v3189 = v3172 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3189 = v3172 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3190 = v2973 + v3189;
         const unsigned int v3191 = v3190 + v3176;
         iron_copy_async<16>(shm1 + (v3191 ^ (((v3191 >> 7u) & 7u) << 3u)), b + v3187, v3181);
-        const unsigned int v3196 = v3000 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3199 = v3000 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3196 = v3000 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3199 = v3000 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3200 = v3199 << 3u;
-        const unsigned int v3201 = v2967 + v3196;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3201 = v2967 + v3196;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3202 = v3201 < v2;
         const unsigned int v3203 = v29 + v3200;
         const bool v3204 = v3203 < v1;
         const bool v3205 = v3202 && v3204;
-        const unsigned int v3207 = v3201 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3207 = v3201 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3209 = v3207 + v29;
         const unsigned int v3210 = v3209 + v3200;
         const unsigned int v3211 = v3205 ? v3210 : 0u;
-        const unsigned int v3213 = v3196 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3213 = v3196 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3214 = v2973 + v3213;
         const unsigned int v3215 = v3214 + v3200;
         iron_copy_async<16>(shm1 + (v3215 ^ (((v3215 >> 7u) & 7u) << 3u)), b + v3211, v3205);
-        const unsigned int v3220 = v3024 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3223 = v3024 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3220 = v3024 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3223 = v3024 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3224 = v3223 << 3u;
-        const unsigned int v3225 = v2967 + v3220;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3225 = v2967 + v3220;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3226 = v3225 < v2;
         const unsigned int v3227 = v29 + v3224;
         const bool v3228 = v3227 < v1;
         const bool v3229 = v3226 && v3228;
-        const unsigned int v3231 = v3225 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3231 = v3225 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3233 = v3231 + v29;
         const unsigned int v3234 = v3233 + v3224;
         const unsigned int v3235 = v3229 ? v3234 : 0u;
-        const unsigned int v3237 = v3220 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3237 = v3220 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3238 = v2973 + v3237;
         const unsigned int v3239 = v3238 + v3224;
         iron_copy_async<16>(shm1 + (v3239 ^ (((v3239 >> 7u) & 7u) << 3u)), b + v3235, v3229);
-        const unsigned int v3244 = v3048 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3247 = v3048 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3244 = v3048 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3247 = v3048 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3248 = v3247 << 3u;
-        const unsigned int v3249 = v2967 + v3244;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3249 = v2967 + v3244;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3250 = v3249 < v2;
         const unsigned int v3251 = v29 + v3248;
         const bool v3252 = v3251 < v1;
         const bool v3253 = v3250 && v3252;
-        const unsigned int v3255 = v3249 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3255 = v3249 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3257 = v3255 + v29;
         const unsigned int v3258 = v3257 + v3248;
         const unsigned int v3259 = v3253 ? v3258 : 0u;
-        const unsigned int v3261 = v3244 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3261 = v3244 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3262 = v2973 + v3261;
         const unsigned int v3263 = v3262 + v3248;
         iron_copy_async<16>(shm1 + (v3263 ^ (((v3263 >> 7u) & 7u) << 3u)), b + v3259, v3253);
-        const unsigned int v3268 = v3072 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3271 = v3072 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3268 = v3072 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3271 = v3072 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3272 = v3271 << 3u;
-        const unsigned int v3273 = v2967 + v3268;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3273 = v2967 + v3268;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3274 = v3273 < v2;
         const unsigned int v3275 = v29 + v3272;
         const bool v3276 = v3275 < v1;
         const bool v3277 = v3274 && v3276;
-        const unsigned int v3279 = v3273 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3279 = v3273 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3281 = v3279 + v29;
         const unsigned int v3282 = v3281 + v3272;
         const unsigned int v3283 = v3277 ? v3282 : 0u;
-        const unsigned int v3285 = v3268 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3285 = v3268 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3286 = v2973 + v3285;
         const unsigned int v3287 = v3286 + v3272;
         iron_copy_async<16>(shm1 + (v3287 ^ (((v3287 >> 7u) & 7u) << 3u)), b + v3283, v3277);
-        const unsigned int v3292 = v3096 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3295 = v3096 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3292 = v3096 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3295 = v3096 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3296 = v3295 << 3u;
-        const unsigned int v3297 = v2967 + v3292;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3297 = v2967 + v3292;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3298 = v3297 < v2;
         const unsigned int v3299 = v29 + v3296;
         const bool v3300 = v3299 < v1;
         const bool v3301 = v3298 && v3300;
-        const unsigned int v3303 = v3297 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3303 = v3297 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3305 = v3303 + v29;
         const unsigned int v3306 = v3305 + v3296;
         const unsigned int v3307 = v3301 ? v3306 : 0u;
-        const unsigned int v3309 = v3292 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3309 = v3292 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3310 = v2973 + v3309;
         const unsigned int v3311 = v3310 + v3296;
         iron_copy_async<16>(shm1 + (v3311 ^ (((v3311 >> 7u) & 7u) << 3u)), b + v3307, v3301);
-        const unsigned int v3316 = v3120 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3319 = v3120 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3316 = v3120 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3319 = v3120 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3320 = v3319 << 3u;
-        const unsigned int v3321 = v2967 + v3316;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3321 = v2967 + v3316;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3322 = v3321 < v2;
         const unsigned int v3323 = v29 + v3320;
         const bool v3324 = v3323 < v1;
         const bool v3325 = v3322 && v3324;
-        const unsigned int v3327 = v3321 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3327 = v3321 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3329 = v3327 + v29;
         const unsigned int v3330 = v3329 + v3320;
         const unsigned int v3331 = v3325 ? v3330 : 0u;
-        const unsigned int v3333 = v3316 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3333 = v3316 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3334 = v2973 + v3333;
         const unsigned int v3335 = v3334 + v3320;
         iron_copy_async<16>(shm1 + (v3335 ^ (((v3335 >> 7u) & 7u) << 3u)), b + v3331, v3325);
-        const unsigned int v3340 = v3144 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3343 = v3144 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3340 = v3144 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3343 = v3144 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3344 = v3343 << 3u;
-        const unsigned int v3345 = v2967 + v3340;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3345 = v2967 + v3340;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3346 = v3345 < v2;
         const unsigned int v3347 = v29 + v3344;
         const bool v3348 = v3347 < v1;
         const bool v3349 = v3346 && v3348;
-        const unsigned int v3351 = v3345 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3351 = v3345 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3353 = v3351 + v29;
         const unsigned int v3354 = v3353 + v3344;
         const unsigned int v3355 = v3349 ? v3354 : 0u;
-        const unsigned int v3357 = v3340 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3357 = v3340 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3358 = v2973 + v3357;
         const unsigned int v3359 = v3358 + v3344;
         iron_copy_async<16>(shm1 + (v3359 ^ (((v3359 >> 7u) & 7u) << 3u)), b + v3355, v3349);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v505 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v505 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v506 = threadIdx.x;
-    const unsigned int v562 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v562 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const unsigned int v574 = v562 + 16u;
-    const unsigned int v578 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:242
-    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v588 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:242
-    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v598 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v578 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v588 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v598 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v513 = v25 + v510;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v513 = v25 + v510;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v514 = v513 < v0;
         const unsigned int v515 = v504 + v512;
         const bool v516 = v515 < v2;
         const bool v517 = v514 && v516;
         if (v517) {
-          const unsigned int v519 = v513 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v519 = v513 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v521 = v519 + v504;
           const unsigned int v522 = v521 + v512;
           const iron_bf16 v523 = a[v522];
-          const unsigned int v525 = v510 << 6u;
+          const unsigned int v525 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v526 = v525 + v512;
           shm0[(v526 ^ (((v526 >> 6u) & 7u) << 3u))] = v523;
         } else {
-          const unsigned int v528 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v528 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v529 = v528 + v512;
           shm0[(v529 ^ (((v529 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v534 = v506; v534 < 8192u; v534 += v505) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v536 = v534 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v538 = v534 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v539 = v504 + v536;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v534 = v506; v534 < 8192u; v534 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v536 = v534 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v538 = v534 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v539 = v504 + v536;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v540 = v539 < v2;
         const unsigned int v541 = v29 + v538;
         const bool v542 = v541 < v1;
         const bool v543 = v540 && v542;
         if (v543) {
-          const unsigned int v545 = v539 * v1;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v545 = v539 * v1;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v547 = v545 + v29;
           const unsigned int v548 = v547 + v538;
           const iron_bf16 v549 = b[v548];
-          const unsigned int v551 = v536 << 7u;
+          const unsigned int v551 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v552 = v551 + v538;
           shm1[(v552 ^ (((v552 >> 7u) & 7u) << 3u))] = v549;
         } else {
-          const unsigned int v554 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v554 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v555 = v554 + v538;
           shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v38, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v38, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v599 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v599 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v600 = v25 + v34;
-  const unsigned int v601 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v601 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v602 = v600 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v603 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -966,11 +966,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v615 = iron_f32_to_bf16(v614);
     c[v610] = v615;
   }
-  const unsigned int v616 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v616 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v617 = v600 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v618 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v619 = v599 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -984,11 +984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v630 = iron_f32_to_bf16(v629);
     c[v625] = v630;
   }
-  const unsigned int v631 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v631 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v632 = v600 + v631;
-  const unsigned int v633 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v633 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v634 = v599 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v636 = v634 < v1;
   const bool v637 = v635 && v636;
   if (v637) {
@@ -1002,11 +1002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v645 = iron_f32_to_bf16(v644);
     c[v640] = v645;
   }
-  const unsigned int v646 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v646 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v647 = v600 + v646;
-  const unsigned int v648 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v648 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v649 = v599 + v648;
-  const bool v650 = v647 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v650 = v647 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v651 = v649 < v1;
   const bool v652 = v650 && v651;
   if (v652) {
@@ -1020,11 +1020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v660 = iron_f32_to_bf16(v659);
     c[v655] = v660;
   }
-  const unsigned int v661 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v661 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v662 = v600 + v661;
-  const unsigned int v663 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v663 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v664 = v599 + v663;
-  const bool v665 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v665 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v666 = v664 < v1;
   const bool v667 = v665 && v666;
   if (v667) {
@@ -1038,11 +1038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v675 = iron_f32_to_bf16(v674);
     c[v670] = v675;
   }
-  const unsigned int v676 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v676 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v677 = v600 + v676;
-  const unsigned int v678 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v678 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v679 = v599 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -1056,11 +1056,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v690 = iron_f32_to_bf16(v689);
     c[v685] = v690;
   }
-  const unsigned int v691 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v691 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v692 = v600 + v691;
-  const unsigned int v693 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v693 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v694 = v599 + v693;
-  const bool v695 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v695 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v696 = v694 < v1;
   const bool v697 = v695 && v696;
   if (v697) {
@@ -1074,11 +1074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v705 = iron_f32_to_bf16(v704);
     c[v700] = v705;
   }
-  const unsigned int v706 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v706 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v707 = v600 + v706;
-  const unsigned int v708 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v708 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v709 = v599 + v708;
-  const bool v710 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v710 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v711 = v709 < v1;
   const bool v712 = v710 && v711;
   if (v712) {
@@ -1092,11 +1092,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v720 = iron_f32_to_bf16(v719);
     c[v715] = v720;
   }
-  const unsigned int v721 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v721 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v722 = v600 + v721;
-  const unsigned int v723 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v723 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v724 = v599 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v726 = v724 < v1;
   const bool v727 = v725 && v726;
   if (v727) {
@@ -1110,11 +1110,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v735 = iron_f32_to_bf16(v734);
     c[v730] = v735;
   }
-  const unsigned int v736 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v736 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v737 = v600 + v736;
-  const unsigned int v738 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v738 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v739 = v599 + v738;
-  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v741 = v739 < v1;
   const bool v742 = v740 && v741;
   if (v742) {
@@ -1128,11 +1128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v750 = iron_f32_to_bf16(v749);
     c[v745] = v750;
   }
-  const unsigned int v751 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v751 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v752 = v600 + v751;
-  const unsigned int v753 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v753 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v754 = v599 + v753;
-  const bool v755 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v755 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v756 = v754 < v1;
   const bool v757 = v755 && v756;
   if (v757) {
@@ -1146,11 +1146,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v765 = iron_f32_to_bf16(v764);
     c[v760] = v765;
   }
-  const unsigned int v766 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v766 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v767 = v600 + v766;
-  const unsigned int v768 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v768 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v769 = v599 + v768;
-  const bool v770 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v770 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v771 = v769 < v1;
   const bool v772 = v770 && v771;
   if (v772) {
@@ -1164,11 +1164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v780 = iron_f32_to_bf16(v779);
     c[v775] = v780;
   }
-  const unsigned int v781 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v781 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v782 = v600 + v781;
-  const unsigned int v783 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v783 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v784 = v599 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -1182,11 +1182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v795 = iron_f32_to_bf16(v794);
     c[v790] = v795;
   }
-  const unsigned int v796 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v796 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v797 = v600 + v796;
-  const unsigned int v798 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v798 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v799 = v599 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -1200,11 +1200,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v810 = iron_f32_to_bf16(v809);
     c[v805] = v810;
   }
-  const unsigned int v811 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v811 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v812 = v600 + v811;
-  const unsigned int v813 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v813 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v814 = v599 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v816 = v814 < v1;
   const bool v817 = v815 && v816;
   if (v817) {
@@ -1218,11 +1218,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v825 = iron_f32_to_bf16(v824);
     c[v820] = v825;
   }
-  const unsigned int v826 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v826 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v827 = v600 + v826;
-  const unsigned int v828 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v828 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v829 = v599 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v831 = v829 < v1;
   const bool v832 = v830 && v831;
   if (v832) {
@@ -1236,11 +1236,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v840 = iron_f32_to_bf16(v839);
     c[v835] = v840;
   }
-  const unsigned int v841 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v841 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v842 = v600 + v841;
-  const unsigned int v843 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v843 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v844 = v599 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v846 = v844 < v1;
   const bool v847 = v845 && v846;
   if (v847) {
@@ -1254,11 +1254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v855 = iron_f32_to_bf16(v854);
     c[v850] = v855;
   }
-  const unsigned int v856 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v856 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v857 = v600 + v856;
-  const unsigned int v858 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v858 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v859 = v599 + v858;
-  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v861 = v859 < v1;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -1272,11 +1272,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v870 = iron_f32_to_bf16(v869);
     c[v865] = v870;
   }
-  const unsigned int v871 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v871 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v872 = v600 + v871;
-  const unsigned int v873 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v873 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v874 = v599 + v873;
-  const bool v875 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v875 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v876 = v874 < v1;
   const bool v877 = v875 && v876;
   if (v877) {
@@ -1290,11 +1290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v885 = iron_f32_to_bf16(v884);
     c[v880] = v885;
   }
-  const unsigned int v886 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v886 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v887 = v600 + v886;
-  const unsigned int v888 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v888 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v889 = v599 + v888;
-  const bool v890 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v890 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v891 = v889 < v1;
   const bool v892 = v890 && v891;
   if (v892) {
@@ -1308,11 +1308,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v900 = iron_f32_to_bf16(v899);
     c[v895] = v900;
   }
-  const unsigned int v901 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v901 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v902 = v600 + v901;
-  const unsigned int v903 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v903 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v904 = v599 + v903;
-  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -1326,11 +1326,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v915 = iron_f32_to_bf16(v914);
     c[v910] = v915;
   }
-  const unsigned int v916 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v916 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v917 = v600 + v916;
-  const unsigned int v918 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v918 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v919 = v599 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v921 = v919 < v1;
   const bool v922 = v920 && v921;
   if (v922) {
@@ -1344,11 +1344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v930 = iron_f32_to_bf16(v929);
     c[v925] = v930;
   }
-  const unsigned int v931 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v931 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v932 = v600 + v931;
-  const unsigned int v933 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v933 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v934 = v599 + v933;
-  const bool v935 = v932 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v935 = v932 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
@@ -1362,11 +1362,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v945 = iron_f32_to_bf16(v944);
     c[v940] = v945;
   }
-  const unsigned int v946 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v946 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v947 = v600 + v946;
-  const unsigned int v948 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v948 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v949 = v599 + v948;
-  const bool v950 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v950 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v951 = v949 < v1;
   const bool v952 = v950 && v951;
   if (v952) {
@@ -1380,11 +1380,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v960 = iron_f32_to_bf16(v959);
     c[v955] = v960;
   }
-  const unsigned int v961 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v961 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v962 = v600 + v961;
-  const unsigned int v963 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v963 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v964 = v599 + v963;
-  const bool v965 = v962 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v965 = v962 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v966 = v964 < v1;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -1398,11 +1398,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v975 = iron_f32_to_bf16(v974);
     c[v970] = v975;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v976 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v977 = v600 + v976;
-  const unsigned int v978 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v978 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v979 = v599 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v981 = v979 < v1;
   const bool v982 = v980 && v981;
   if (v982) {
@@ -1416,11 +1416,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v990 = iron_f32_to_bf16(v989);
     c[v985] = v990;
   }
-  const unsigned int v991 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v991 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v992 = v600 + v991;
-  const unsigned int v993 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v993 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v994 = v599 + v993;
-  const bool v995 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v995 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -1434,11 +1434,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1005 = iron_f32_to_bf16(v1004);
     c[v1000] = v1005;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1006 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1007 = v600 + v1006;
-  const unsigned int v1008 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1008 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1009 = v599 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
@@ -1452,11 +1452,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1020 = iron_f32_to_bf16(v1019);
     c[v1015] = v1020;
   }
-  const unsigned int v1021 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1021 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1022 = v600 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1023 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1024 = v599 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -1470,11 +1470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1035 = iron_f32_to_bf16(v1034);
     c[v1030] = v1035;
   }
-  const unsigned int v1036 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1036 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1037 = v600 + v1036;
-  const unsigned int v1038 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1038 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1039 = v599 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -1488,11 +1488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1050 = iron_f32_to_bf16(v1049);
     c[v1045] = v1050;
   }
-  const unsigned int v1051 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1051 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1052 = v600 + v1051;
-  const unsigned int v1053 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1053 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1054 = v599 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1056 = v1054 < v1;
   const bool v1057 = v1055 && v1056;
   if (v1057) {
@@ -1506,11 +1506,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1065 = iron_f32_to_bf16(v1064);
     c[v1060] = v1065;
   }
-  const unsigned int v1066 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1066 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1067 = v600 + v1066;
-  const unsigned int v1068 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1068 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1069 = v599 + v1068;
-  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1071 = v1069 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
@@ -1524,11 +1524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1080 = iron_f32_to_bf16(v1079);
     c[v1075] = v1080;
   }
-  const unsigned int v1081 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1081 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1082 = v600 + v1081;
-  const unsigned int v1083 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1083 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1084 = v599 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1086 = v1084 < v1;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -1542,11 +1542,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1095 = iron_f32_to_bf16(v1094);
     c[v1090] = v1095;
   }
-  const unsigned int v1096 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1096 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1097 = v600 + v1096;
-  const unsigned int v1098 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1098 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1099 = v599 + v1098;
-  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1101 = v1099 < v1;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
@@ -1560,11 +1560,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1110 = iron_f32_to_bf16(v1109);
     c[v1105] = v1110;
   }
-  const unsigned int v1111 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1111 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1112 = v600 + v1111;
-  const unsigned int v1113 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1113 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1114 = v599 + v1113;
-  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1116 = v1114 < v1;
   const bool v1117 = v1115 && v1116;
   if (v1117) {
@@ -1578,11 +1578,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1125 = iron_f32_to_bf16(v1124);
     c[v1120] = v1125;
   }
-  const unsigned int v1126 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1126 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1127 = v600 + v1126;
-  const unsigned int v1128 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1128 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1129 = v599 + v1128;
-  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1131 = v1129 < v1;
   const bool v1132 = v1130 && v1131;
   if (v1132) {
@@ -1596,11 +1596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1140 = iron_f32_to_bf16(v1139);
     c[v1135] = v1140;
   }
-  const unsigned int v1141 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1141 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1142 = v600 + v1141;
-  const unsigned int v1143 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1143 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1144 = v599 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1614,11 +1614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1155 = iron_f32_to_bf16(v1154);
     c[v1150] = v1155;
   }
-  const unsigned int v1156 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1156 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1157 = v600 + v1156;
-  const unsigned int v1158 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1158 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1159 = v599 + v1158;
-  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1161 = v1159 < v1;
   const bool v1162 = v1160 && v1161;
   if (v1162) {
@@ -1632,11 +1632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1170 = iron_f32_to_bf16(v1169);
     c[v1165] = v1170;
   }
-  const unsigned int v1171 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1171 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1172 = v600 + v1171;
-  const unsigned int v1173 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1173 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1174 = v599 + v1173;
-  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1176 = v1174 < v1;
   const bool v1177 = v1175 && v1176;
   if (v1177) {
@@ -1650,11 +1650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1185 = iron_f32_to_bf16(v1184);
     c[v1180] = v1185;
   }
-  const unsigned int v1186 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1186 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1187 = v600 + v1186;
-  const unsigned int v1188 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1188 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1189 = v599 + v1188;
-  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1191 = v1189 < v1;
   const bool v1192 = v1190 && v1191;
   if (v1192) {
@@ -1668,11 +1668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1200 = iron_f32_to_bf16(v1199);
     c[v1195] = v1200;
   }
-  const unsigned int v1201 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1201 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1202 = v600 + v1201;
-  const unsigned int v1203 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1203 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1204 = v599 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1686,11 +1686,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1215 = iron_f32_to_bf16(v1214);
     c[v1210] = v1215;
   }
-  const unsigned int v1216 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1216 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1217 = v600 + v1216;
-  const unsigned int v1218 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1218 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1219 = v599 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1704,11 +1704,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1230 = iron_f32_to_bf16(v1229);
     c[v1225] = v1230;
   }
-  const unsigned int v1231 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1231 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1232 = v600 + v1231;
-  const unsigned int v1233 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1233 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1234 = v599 + v1233;
-  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1236 = v1234 < v1;
   const bool v1237 = v1235 && v1236;
   if (v1237) {
@@ -1722,11 +1722,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1245 = iron_f32_to_bf16(v1244);
     c[v1240] = v1245;
   }
-  const unsigned int v1246 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1246 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1247 = v600 + v1246;
-  const unsigned int v1248 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1248 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1249 = v599 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1251 = v1249 < v1;
   const bool v1252 = v1250 && v1251;
   if (v1252) {
@@ -1740,11 +1740,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1260 = iron_f32_to_bf16(v1259);
     c[v1255] = v1260;
   }
-  const unsigned int v1261 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1261 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1262 = v600 + v1261;
-  const unsigned int v1263 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1263 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1264 = v599 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1758,11 +1758,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1275 = iron_f32_to_bf16(v1274);
     c[v1270] = v1275;
   }
-  const unsigned int v1276 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1276 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1277 = v600 + v1276;
-  const unsigned int v1278 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1278 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1279 = v599 + v1278;
-  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1776,11 +1776,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1290 = iron_f32_to_bf16(v1289);
     c[v1285] = v1290;
   }
-  const unsigned int v1291 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1291 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1292 = v600 + v1291;
-  const unsigned int v1293 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1293 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1294 = v599 + v1293;
-  const bool v1295 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1295 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1296 = v1294 < v1;
   const bool v1297 = v1295 && v1296;
   if (v1297) {
@@ -1794,11 +1794,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1305 = iron_f32_to_bf16(v1304);
     c[v1300] = v1305;
   }
-  const unsigned int v1306 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1306 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1307 = v600 + v1306;
-  const unsigned int v1308 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1308 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1309 = v599 + v1308;
-  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1311 = v1309 < v1;
   const bool v1312 = v1310 && v1311;
   if (v1312) {
@@ -1812,11 +1812,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1320 = iron_f32_to_bf16(v1319);
     c[v1315] = v1320;
   }
-  const unsigned int v1321 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1321 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1322 = v600 + v1321;
-  const unsigned int v1323 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1323 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1324 = v599 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1326 = v1324 < v1;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
@@ -1830,11 +1830,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1335 = iron_f32_to_bf16(v1334);
     c[v1330] = v1335;
   }
-  const unsigned int v1336 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1336 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1337 = v600 + v1336;
-  const unsigned int v1338 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1338 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1339 = v599 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1341 = v1339 < v1;
   const bool v1342 = v1340 && v1341;
   if (v1342) {
@@ -1848,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1350 = iron_f32_to_bf16(v1349);
     c[v1345] = v1350;
   }
-  const unsigned int v1351 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1351 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1352 = v600 + v1351;
-  const unsigned int v1353 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1353 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1354 = v599 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1356 = v1354 < v1;
   const bool v1357 = v1355 && v1356;
   if (v1357) {
@@ -1866,11 +1866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1365 = iron_f32_to_bf16(v1364);
     c[v1360] = v1365;
   }
-  const unsigned int v1366 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1366 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1367 = v600 + v1366;
-  const unsigned int v1368 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1368 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1369 = v599 + v1368;
-  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1371 = v1369 < v1;
   const bool v1372 = v1370 && v1371;
   if (v1372) {
@@ -1884,11 +1884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1380 = iron_f32_to_bf16(v1379);
     c[v1375] = v1380;
   }
-  const unsigned int v1381 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1381 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1382 = v600 + v1381;
-  const unsigned int v1383 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1383 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1384 = v599 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1902,11 +1902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1395 = iron_f32_to_bf16(v1394);
     c[v1390] = v1395;
   }
-  const unsigned int v1396 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1396 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1397 = v600 + v1396;
-  const unsigned int v1398 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1398 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1399 = v599 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1401 = v1399 < v1;
   const bool v1402 = v1400 && v1401;
   if (v1402) {
@@ -1920,11 +1920,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1410 = iron_f32_to_bf16(v1409);
     c[v1405] = v1410;
   }
-  const unsigned int v1411 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1411 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1412 = v600 + v1411;
-  const unsigned int v1413 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1413 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1414 = v599 + v1413;
-  const bool v1415 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1415 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1416 = v1414 < v1;
   const bool v1417 = v1415 && v1416;
   if (v1417) {
@@ -1938,11 +1938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1425 = iron_f32_to_bf16(v1424);
     c[v1420] = v1425;
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1426 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1427 = v600 + v1426;
-  const unsigned int v1428 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1428 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1429 = v599 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1956,11 +1956,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1440 = iron_f32_to_bf16(v1439);
     c[v1435] = v1440;
   }
-  const unsigned int v1441 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1441 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1442 = v600 + v1441;
-  const unsigned int v1443 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1443 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1444 = v599 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1974,11 +1974,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1455 = iron_f32_to_bf16(v1454);
     c[v1450] = v1455;
   }
-  const unsigned int v1456 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1456 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1457 = v600 + v1456;
-  const unsigned int v1458 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1458 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1459 = v599 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1992,11 +1992,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1470 = iron_f32_to_bf16(v1469);
     c[v1465] = v1470;
   }
-  const unsigned int v1471 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1471 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1472 = v600 + v1471;
-  const unsigned int v1473 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1473 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1474 = v599 + v1473;
-  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
@@ -2010,11 +2010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1485 = iron_f32_to_bf16(v1484);
     c[v1480] = v1485;
   }
-  const unsigned int v1486 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1486 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1487 = v600 + v1486;
-  const unsigned int v1488 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1488 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1489 = v599 + v1488;
-  const bool v1490 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1490 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1491 = v1489 < v1;
   const bool v1492 = v1490 && v1491;
   if (v1492) {
@@ -2028,11 +2028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1500 = iron_f32_to_bf16(v1499);
     c[v1495] = v1500;
   }
-  const unsigned int v1501 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1501 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1502 = v600 + v1501;
-  const unsigned int v1503 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1503 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1504 = v599 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1506 = v1504 < v1;
   const bool v1507 = v1505 && v1506;
   if (v1507) {
@@ -2046,11 +2046,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1515 = iron_f32_to_bf16(v1514);
     c[v1510] = v1515;
   }
-  const unsigned int v1516 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1516 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1517 = v600 + v1516;
-  const unsigned int v1518 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1518 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1519 = v599 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -2064,11 +2064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1530 = iron_f32_to_bf16(v1529);
     c[v1525] = v1530;
   }
-  const unsigned int v1531 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1531 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1532 = v600 + v1531;
-  const unsigned int v1533 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1533 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1534 = v599 + v1533;
-  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1536 = v1534 < v1;
   const bool v1537 = v1535 && v1536;
   if (v1537) {
@@ -2082,11 +2082,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1545 = iron_f32_to_bf16(v1544);
     c[v1540] = v1545;
   }
-  const unsigned int v1546 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1546 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1547 = v600 + v1546;
-  const unsigned int v1548 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1548 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1549 = v599 + v1548;
-  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1551 = v1549 < v1;
   const bool v1552 = v1550 && v1551;
   if (v1552) {
@@ -2100,11 +2100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1560 = iron_f32_to_bf16(v1559);
     c[v1555] = v1560;
   }
-  const unsigned int v1561 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1561 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1562 = v600 + v1561;
-  const unsigned int v1563 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1563 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1564 = v599 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1566 = v1564 < v1;
   const bool v1567 = v1565 && v1566;
   if (v1567) {
@@ -2118,11 +2118,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1575 = iron_f32_to_bf16(v1574);
     c[v1570] = v1575;
   }
-  const unsigned int v1576 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1576 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1577 = v600 + v1576;
-  const unsigned int v1578 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1578 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1579 = v599 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -2136,11 +2136,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1590 = iron_f32_to_bf16(v1589);
     c[v1585] = v1590;
   }
-  const unsigned int v1591 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1591 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1592 = v600 + v1591;
-  const unsigned int v1593 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1593 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1594 = v599 + v1593;
-  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1596 = v1594 < v1;
   const bool v1597 = v1595 && v1596;
   if (v1597) {
@@ -2154,11 +2154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1605 = iron_f32_to_bf16(v1604);
     c[v1600] = v1605;
   }
-  const unsigned int v1606 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1606 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1607 = v600 + v1606;
-  const unsigned int v1608 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1608 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1609 = v599 + v1608;
-  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1611 = v1609 < v1;
   const bool v1612 = v1610 && v1611;
   if (v1612) {
@@ -2172,11 +2172,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1620 = iron_f32_to_bf16(v1619);
     c[v1615] = v1620;
   }
-  const unsigned int v1621 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1621 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1622 = v600 + v1621;
-  const unsigned int v1623 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1623 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1624 = v599 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1626 = v1624 < v1;
   const bool v1627 = v1625 && v1626;
   if (v1627) {
@@ -2190,11 +2190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1635 = iron_f32_to_bf16(v1634);
     c[v1630] = v1635;
   }
-  const unsigned int v1636 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1636 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1637 = v600 + v1636;
-  const unsigned int v1638 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1638 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1639 = v599 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -2208,11 +2208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1650 = iron_f32_to_bf16(v1649);
     c[v1645] = v1650;
   }
-  const unsigned int v1651 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1651 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1652 = v600 + v1651;
-  const unsigned int v1653 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1653 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1654 = v599 + v1653;
-  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1656 = v1654 < v1;
   const bool v1657 = v1655 && v1656;
   if (v1657) {
@@ -2226,11 +2226,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1665 = iron_f32_to_bf16(v1664);
     c[v1660] = v1665;
   }
-  const unsigned int v1666 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1666 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1667 = v600 + v1666;
-  const unsigned int v1668 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1668 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1669 = v599 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -2244,11 +2244,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
     c[v1675] = v1680;
   }
-  const unsigned int v1681 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1681 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1682 = v600 + v1681;
-  const unsigned int v1683 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1683 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1684 = v599 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1686 = v1684 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
@@ -2262,11 +2262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1695 = iron_f32_to_bf16(v1694);
     c[v1690] = v1695;
   }
-  const unsigned int v1696 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1696 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1697 = v600 + v1696;
-  const unsigned int v1698 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1698 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1699 = v599 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -2280,11 +2280,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1710 = iron_f32_to_bf16(v1709);
     c[v1705] = v1710;
   }
-  const unsigned int v1711 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1711 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1712 = v600 + v1711;
-  const unsigned int v1713 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1713 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1714 = v599 + v1713;
-  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1716 = v1714 < v1;
   const bool v1717 = v1715 && v1716;
   if (v1717) {
@@ -2298,11 +2298,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1725 = iron_f32_to_bf16(v1724);
     c[v1720] = v1725;
   }
-  const unsigned int v1726 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1726 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1727 = v600 + v1726;
-  const unsigned int v1728 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1728 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1729 = v599 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -2316,11 +2316,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1740 = iron_f32_to_bf16(v1739);
     c[v1735] = v1740;
   }
-  const unsigned int v1741 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1741 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1742 = v600 + v1741;
-  const unsigned int v1743 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1743 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1744 = v599 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1746 = v1744 < v1;
   const bool v1747 = v1745 && v1746;
   if (v1747) {
@@ -2334,11 +2334,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1755 = iron_f32_to_bf16(v1754);
     c[v1750] = v1755;
   }
-  const unsigned int v1756 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1756 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1757 = v600 + v1756;
-  const unsigned int v1758 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1758 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1759 = v599 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -2352,11 +2352,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1770 = iron_f32_to_bf16(v1769);
     c[v1765] = v1770;
   }
-  const unsigned int v1771 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1771 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1772 = v600 + v1771;
-  const unsigned int v1773 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1773 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1774 = v599 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1776 = v1774 < v1;
   const bool v1777 = v1775 && v1776;
   if (v1777) {
@@ -2370,11 +2370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1785 = iron_f32_to_bf16(v1784);
     c[v1780] = v1785;
   }
-  const unsigned int v1786 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1786 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1787 = v600 + v1786;
-  const unsigned int v1788 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1788 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1789 = v599 + v1788;
-  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1791 = v1789 < v1;
   const bool v1792 = v1790 && v1791;
   if (v1792) {
@@ -2388,11 +2388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1800 = iron_f32_to_bf16(v1799);
     c[v1795] = v1800;
   }
-  const unsigned int v1801 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1801 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1802 = v600 + v1801;
-  const unsigned int v1803 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1803 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1804 = v599 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1806 = v1804 < v1;
   const bool v1807 = v1805 && v1806;
   if (v1807) {
@@ -2406,11 +2406,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1815 = iron_f32_to_bf16(v1814);
     c[v1810] = v1815;
   }
-  const unsigned int v1816 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1816 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1817 = v600 + v1816;
-  const unsigned int v1818 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1818 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1819 = v599 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1821 = v1819 < v1;
   const bool v1822 = v1820 && v1821;
   if (v1822) {
@@ -2424,11 +2424,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1830 = iron_f32_to_bf16(v1829);
     c[v1825] = v1830;
   }
-  const unsigned int v1831 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1831 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1832 = v600 + v1831;
-  const unsigned int v1833 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1833 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1834 = v599 + v1833;
-  const bool v1835 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1835 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1836 = v1834 < v1;
   const bool v1837 = v1835 && v1836;
   if (v1837) {
@@ -2442,11 +2442,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1845 = iron_f32_to_bf16(v1844);
     c[v1840] = v1845;
   }
-  const unsigned int v1846 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1846 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1847 = v600 + v1846;
-  const unsigned int v1848 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1848 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1849 = v599 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -2460,11 +2460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1860 = iron_f32_to_bf16(v1859);
     c[v1855] = v1860;
   }
-  const unsigned int v1861 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1861 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1862 = v600 + v1861;
-  const unsigned int v1863 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1863 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1864 = v599 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1866 = v1864 < v1;
   const bool v1867 = v1865 && v1866;
   if (v1867) {
@@ -2478,11 +2478,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1875 = iron_f32_to_bf16(v1874);
     c[v1870] = v1875;
   }
-  const unsigned int v1876 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1876 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1877 = v600 + v1876;
-  const unsigned int v1878 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1878 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1879 = v599 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -2496,11 +2496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
     c[v1885] = v1890;
   }
-  const unsigned int v1891 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1891 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1892 = v600 + v1891;
-  const unsigned int v1893 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1893 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1894 = v599 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
@@ -2514,11 +2514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1905 = iron_f32_to_bf16(v1904);
     c[v1900] = v1905;
   }
-  const unsigned int v1906 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1906 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1907 = v600 + v1906;
-  const unsigned int v1908 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1908 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1909 = v599 + v1908;
-  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1911 = v1909 < v1;
   const bool v1912 = v1910 && v1911;
   if (v1912) {
@@ -2532,11 +2532,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1920 = iron_f32_to_bf16(v1919);
     c[v1915] = v1920;
   }
-  const unsigned int v1921 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1921 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1922 = v600 + v1921;
-  const unsigned int v1923 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1923 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1924 = v599 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1926 = v1924 < v1;
   const bool v1927 = v1925 && v1926;
   if (v1927) {
@@ -2550,11 +2550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1935 = iron_f32_to_bf16(v1934);
     c[v1930] = v1935;
   }
-  const unsigned int v1936 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1936 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1937 = v600 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1938 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1939 = v599 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1941 = v1939 < v1;
   const bool v1942 = v1940 && v1941;
   if (v1942) {
@@ -2568,11 +2568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1950 = iron_f32_to_bf16(v1949);
     c[v1945] = v1950;
   }
-  const unsigned int v1951 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1951 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1952 = v600 + v1951;
-  const unsigned int v1953 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1953 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1954 = v599 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1956 = v1954 < v1;
   const bool v1957 = v1955 && v1956;
   if (v1957) {
@@ -2586,11 +2586,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1965 = iron_f32_to_bf16(v1964);
     c[v1960] = v1965;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1966 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1967 = v600 + v1966;
-  const unsigned int v1968 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1968 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1969 = v599 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -2604,11 +2604,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1980 = iron_f32_to_bf16(v1979);
     c[v1975] = v1980;
   }
-  const unsigned int v1981 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1981 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1982 = v600 + v1981;
-  const unsigned int v1983 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1983 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1984 = v599 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1986 = v1984 < v1;
   const bool v1987 = v1985 && v1986;
   if (v1987) {
@@ -2622,11 +2622,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1995 = iron_f32_to_bf16(v1994);
     c[v1990] = v1995;
   }
-  const unsigned int v1996 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1996 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1997 = v600 + v1996;
-  const unsigned int v1998 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1998 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1999 = v599 + v1998;
-  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2001 = v1999 < v1;
   const bool v2002 = v2000 && v2001;
   if (v2002) {
@@ -2640,11 +2640,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2010 = iron_f32_to_bf16(v2009);
     c[v2005] = v2010;
   }
-  const unsigned int v2011 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2011 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2012 = v600 + v2011;
-  const unsigned int v2013 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2013 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2014 = v599 + v2013;
-  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2016 = v2014 < v1;
   const bool v2017 = v2015 && v2016;
   if (v2017) {
@@ -2658,11 +2658,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2025 = iron_f32_to_bf16(v2024);
     c[v2020] = v2025;
   }
-  const unsigned int v2026 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2026 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2027 = v600 + v2026;
-  const unsigned int v2028 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2028 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2029 = v599 + v2028;
-  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2031 = v2029 < v1;
   const bool v2032 = v2030 && v2031;
   if (v2032) {
@@ -2676,11 +2676,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2040 = iron_f32_to_bf16(v2039);
     c[v2035] = v2040;
   }
-  const unsigned int v2041 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2041 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2042 = v600 + v2041;
-  const unsigned int v2043 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2043 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2044 = v599 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2046 = v2044 < v1;
   const bool v2047 = v2045 && v2046;
   if (v2047) {
@@ -2694,11 +2694,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2055 = iron_f32_to_bf16(v2054);
     c[v2050] = v2055;
   }
-  const unsigned int v2056 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2056 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2057 = v600 + v2056;
-  const unsigned int v2058 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2058 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2059 = v599 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2712,11 +2712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2070 = iron_f32_to_bf16(v2069);
     c[v2065] = v2070;
   }
-  const unsigned int v2071 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2071 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2072 = v600 + v2071;
-  const unsigned int v2073 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2073 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2074 = v599 + v2073;
-  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2076 = v2074 < v1;
   const bool v2077 = v2075 && v2076;
   if (v2077) {
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2085 = iron_f32_to_bf16(v2084);
     c[v2080] = v2085;
   }
-  const unsigned int v2086 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2086 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2087 = v600 + v2086;
-  const unsigned int v2088 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2088 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2089 = v599 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2091 = v2089 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
@@ -2748,11 +2748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2100 = iron_f32_to_bf16(v2099);
     c[v2095] = v2100;
   }
-  const unsigned int v2101 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2101 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2102 = v600 + v2101;
-  const unsigned int v2103 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2103 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2104 = v599 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -2766,11 +2766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2115 = iron_f32_to_bf16(v2114);
     c[v2110] = v2115;
   }
-  const unsigned int v2116 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2116 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2117 = v600 + v2116;
-  const unsigned int v2118 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2118 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2119 = v599 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2121 = v2119 < v1;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2784,11 +2784,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2130 = iron_f32_to_bf16(v2129);
     c[v2125] = v2130;
   }
-  const unsigned int v2131 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2131 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2132 = v600 + v2131;
-  const unsigned int v2133 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2133 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2134 = v599 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2136 = v2134 < v1;
   const bool v2137 = v2135 && v2136;
   if (v2137) {
@@ -2802,11 +2802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2145 = iron_f32_to_bf16(v2144);
     c[v2140] = v2145;
   }
-  const unsigned int v2146 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2146 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2147 = v600 + v2146;
-  const unsigned int v2148 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2148 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2149 = v599 + v2148;
-  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2151 = v2149 < v1;
   const bool v2152 = v2150 && v2151;
   if (v2152) {
@@ -2820,11 +2820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2160 = iron_f32_to_bf16(v2159);
     c[v2155] = v2160;
   }
-  const unsigned int v2161 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2161 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2162 = v600 + v2161;
-  const unsigned int v2163 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2163 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2164 = v599 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2166 = v2164 < v1;
   const bool v2167 = v2165 && v2166;
   if (v2167) {
@@ -2838,11 +2838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2175 = iron_f32_to_bf16(v2174);
     c[v2170] = v2175;
   }
-  const unsigned int v2176 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2176 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2177 = v600 + v2176;
-  const unsigned int v2178 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2178 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2179 = v599 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2181 = v2179 < v1;
   const bool v2182 = v2180 && v2181;
   if (v2182) {
@@ -2856,11 +2856,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2190 = iron_f32_to_bf16(v2189);
     c[v2185] = v2190;
   }
-  const unsigned int v2191 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2191 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2192 = v600 + v2191;
-  const unsigned int v2193 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2193 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2194 = v599 + v2193;
-  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2196 = v2194 < v1;
   const bool v2197 = v2195 && v2196;
   if (v2197) {
@@ -2874,11 +2874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2205 = iron_f32_to_bf16(v2204);
     c[v2200] = v2205;
   }
-  const unsigned int v2206 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2206 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2207 = v600 + v2206;
-  const unsigned int v2208 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2208 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2209 = v599 + v2208;
-  const bool v2210 = v2207 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2210 = v2207 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2211 = v2209 < v1;
   const bool v2212 = v2210 && v2211;
   if (v2212) {
@@ -2892,11 +2892,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2220 = iron_f32_to_bf16(v2219);
     c[v2215] = v2220;
   }
-  const unsigned int v2221 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2221 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2222 = v600 + v2221;
-  const unsigned int v2223 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2223 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2224 = v599 + v2223;
-  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2226 = v2224 < v1;
   const bool v2227 = v2225 && v2226;
   if (v2227) {
@@ -2910,11 +2910,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2235 = iron_f32_to_bf16(v2234);
     c[v2230] = v2235;
   }
-  const unsigned int v2236 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2236 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2237 = v600 + v2236;
-  const unsigned int v2238 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2238 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2239 = v599 + v2238;
-  const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2241 = v2239 < v1;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
@@ -2928,11 +2928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2250 = iron_f32_to_bf16(v2249);
     c[v2245] = v2250;
   }
-  const unsigned int v2251 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2251 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2252 = v600 + v2251;
-  const unsigned int v2253 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2253 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2254 = v599 + v2253;
-  const bool v2255 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2255 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2256 = v2254 < v1;
   const bool v2257 = v2255 && v2256;
   if (v2257) {
@@ -2946,11 +2946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2265 = iron_f32_to_bf16(v2264);
     c[v2260] = v2265;
   }
-  const unsigned int v2266 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2266 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2267 = v600 + v2266;
-  const unsigned int v2268 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2268 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2269 = v599 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2964,11 +2964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2280 = iron_f32_to_bf16(v2279);
     c[v2275] = v2280;
   }
-  const unsigned int v2281 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2281 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2282 = v600 + v2281;
-  const unsigned int v2283 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2283 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2284 = v599 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2286 = v2284 < v1;
   const bool v2287 = v2285 && v2286;
   if (v2287) {
@@ -2982,11 +2982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2295 = iron_f32_to_bf16(v2294);
     c[v2290] = v2295;
   }
-  const unsigned int v2296 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2296 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2297 = v600 + v2296;
-  const unsigned int v2298 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2298 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2299 = v599 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -3000,11 +3000,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2310 = iron_f32_to_bf16(v2309);
     c[v2305] = v2310;
   }
-  const unsigned int v2311 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2311 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2312 = v600 + v2311;
-  const unsigned int v2313 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2313 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2314 = v599 + v2313;
-  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2316 = v2314 < v1;
   const bool v2317 = v2315 && v2316;
   if (v2317) {
@@ -3018,11 +3018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2325 = iron_f32_to_bf16(v2324);
     c[v2320] = v2325;
   }
-  const unsigned int v2326 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2326 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2327 = v600 + v2326;
-  const unsigned int v2328 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2328 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2329 = v599 + v2328;
-  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2331 = v2329 < v1;
   const bool v2332 = v2330 && v2331;
   if (v2332) {
@@ -3036,11 +3036,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2340 = iron_f32_to_bf16(v2339);
     c[v2335] = v2340;
   }
-  const unsigned int v2341 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2341 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2342 = v600 + v2341;
-  const unsigned int v2343 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2343 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2344 = v599 + v2343;
-  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2346 = v2344 < v1;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
@@ -3054,11 +3054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2355 = iron_f32_to_bf16(v2354);
     c[v2350] = v2355;
   }
-  const unsigned int v2356 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2356 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2357 = v600 + v2356;
-  const unsigned int v2358 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2358 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2359 = v599 + v2358;
-  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2361 = v2359 < v1;
   const bool v2362 = v2360 && v2361;
   if (v2362) {
@@ -3072,11 +3072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2370 = iron_f32_to_bf16(v2369);
     c[v2365] = v2370;
   }
-  const unsigned int v2371 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2371 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2372 = v600 + v2371;
-  const unsigned int v2373 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2373 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2374 = v599 + v2373;
-  const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2376 = v2374 < v1;
   const bool v2377 = v2375 && v2376;
   if (v2377) {
@@ -3090,11 +3090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2385 = iron_f32_to_bf16(v2384);
     c[v2380] = v2385;
   }
-  const unsigned int v2386 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2386 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2387 = v600 + v2386;
-  const unsigned int v2388 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2388 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2389 = v599 + v2388;
-  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2391 = v2389 < v1;
   const bool v2392 = v2390 && v2391;
   if (v2392) {
@@ -3108,11 +3108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2400 = iron_f32_to_bf16(v2399);
     c[v2395] = v2400;
   }
-  const unsigned int v2401 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2401 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2402 = v600 + v2401;
-  const unsigned int v2403 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2403 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2404 = v599 + v2403;
-  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2406 = v2404 < v1;
   const bool v2407 = v2405 && v2406;
   if (v2407) {
@@ -3126,11 +3126,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2415 = iron_f32_to_bf16(v2414);
     c[v2410] = v2415;
   }
-  const unsigned int v2416 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2416 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2417 = v600 + v2416;
-  const unsigned int v2418 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2418 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2419 = v599 + v2418;
-  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2421 = v2419 < v1;
   const bool v2422 = v2420 && v2421;
   if (v2422) {
@@ -3144,11 +3144,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2430 = iron_f32_to_bf16(v2429);
     c[v2425] = v2430;
   }
-  const unsigned int v2431 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2431 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2432 = v600 + v2431;
-  const unsigned int v2433 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2433 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2434 = v599 + v2433;
-  const bool v2435 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2435 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2436 = v2434 < v1;
   const bool v2437 = v2435 && v2436;
   if (v2437) {
@@ -3162,11 +3162,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2445 = iron_f32_to_bf16(v2444);
     c[v2440] = v2445;
   }
-  const unsigned int v2446 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2446 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2447 = v600 + v2446;
-  const unsigned int v2448 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2448 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2449 = v599 + v2448;
-  const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2451 = v2449 < v1;
   const bool v2452 = v2450 && v2451;
   if (v2452) {
@@ -3180,11 +3180,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2460 = iron_f32_to_bf16(v2459);
     c[v2455] = v2460;
   }
-  const unsigned int v2461 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2461 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2462 = v600 + v2461;
-  const unsigned int v2463 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2463 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2464 = v599 + v2463;
-  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2466 = v2464 < v1;
   const bool v2467 = v2465 && v2466;
   if (v2467) {
@@ -3198,11 +3198,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2475 = iron_f32_to_bf16(v2474);
     c[v2470] = v2475;
   }
-  const unsigned int v2476 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2476 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2477 = v600 + v2476;
-  const unsigned int v2478 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2478 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2479 = v599 + v2478;
-  const bool v2480 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2480 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2481 = v2479 < v1;
   const bool v2482 = v2480 && v2481;
   if (v2482) {
@@ -3216,11 +3216,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2490 = iron_f32_to_bf16(v2489);
     c[v2485] = v2490;
   }
-  const unsigned int v2491 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2491 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2492 = v600 + v2491;
-  const unsigned int v2493 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2493 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2494 = v599 + v2493;
-  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
@@ -3234,11 +3234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2505 = iron_f32_to_bf16(v2504);
     c[v2500] = v2505;
   }
-  const unsigned int v2506 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2506 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2507 = v600 + v2506;
-  const unsigned int v2508 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2508 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2509 = v599 + v2508;
-  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2511 = v2509 < v1;
   const bool v2512 = v2510 && v2511;
   if (v2512) {

@@ -262,566 +262,566 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   const unsigned int v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v7;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v19 = v18 - v16;
   const unsigned int v20 = min(v19, 8u);
-  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v23 = v22 % v20;
   const unsigned int v24 = v16 + v23;
   const unsigned int v25 = v24 << 7u;
-  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v34 = v33 << 6u;
-  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v38 = v37 << 6u;
-  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v40, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v42, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v44, iron_f32_to_bf16(0.0f));
-  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v48 = v47 == 0u;
-  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:256
   if (v63) {
-    for (unsigned int v2540 = 0u; v2540 < 2u; v2540 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2540 = 0u; v2540 < 2u; v2540 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2541 = v2540 << 6u;
       const bool v2543 = v2541 < v2;
       if (v2543) {
-        const unsigned int v2545 = v2540 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2547 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2550 = v2547 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2553 = v2547 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2545 = v2540 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2547 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2550 = v2547 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2553 = v2547 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2554 = v2553 << 3u;
-        const unsigned int v2555 = v25 + v2550;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2555 = v25 + v2550;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2556 = v2555 < v0;
         const unsigned int v2557 = v2541 + v2554;
         const bool v2558 = v2557 < v2;
         const bool v2559 = v2556 && v2558;
-        const unsigned int v2561 = v2555 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2561 = v2555 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2563 = v2561 + v2541;
         const unsigned int v2564 = v2563 + v2554;
         const unsigned int v2565 = v2559 ? v2564 : 0u;
-        const unsigned int v2567 = v2550 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2567 = v2550 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2568 = v2545 + v2567;
         const unsigned int v2569 = v2568 + v2554;
         iron_copy_async<16>(shm0 + (v2569 ^ (((v2569 >> 6u) & 7u) << 3u)), a + v2565, v2559);
-        const unsigned int v2572 = v2547 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2574 = v2572 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2577 = v2572 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2572 = v2547 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2574 = v2572 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2577 = v2572 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2578 = v2577 << 3u;
-        const unsigned int v2579 = v25 + v2574;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2579 = v25 + v2574;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2580 = v2579 < v0;
         const unsigned int v2581 = v2541 + v2578;
         const bool v2582 = v2581 < v2;
         const bool v2583 = v2580 && v2582;
-        const unsigned int v2585 = v2579 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2585 = v2579 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2587 = v2585 + v2541;
         const unsigned int v2588 = v2587 + v2578;
         const unsigned int v2589 = v2583 ? v2588 : 0u;
-        const unsigned int v2591 = v2574 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2591 = v2574 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2592 = v2545 + v2591;
         const unsigned int v2593 = v2592 + v2578;
         iron_copy_async<16>(shm0 + (v2593 ^ (((v2593 >> 6u) & 7u) << 3u)), a + v2589, v2583);
-        const unsigned int v2596 = v2547 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2598 = v2596 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2601 = v2596 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2596 = v2547 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2598 = v2596 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2601 = v2596 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2602 = v2601 << 3u;
-        const unsigned int v2603 = v25 + v2598;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2603 = v25 + v2598;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2604 = v2603 < v0;
         const unsigned int v2605 = v2541 + v2602;
         const bool v2606 = v2605 < v2;
         const bool v2607 = v2604 && v2606;
-        const unsigned int v2609 = v2603 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2609 = v2603 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2611 = v2609 + v2541;
         const unsigned int v2612 = v2611 + v2602;
         const unsigned int v2613 = v2607 ? v2612 : 0u;
-        const unsigned int v2615 = v2598 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2615 = v2598 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2616 = v2545 + v2615;
         const unsigned int v2617 = v2616 + v2602;
         iron_copy_async<16>(shm0 + (v2617 ^ (((v2617 >> 6u) & 7u) << 3u)), a + v2613, v2607);
-        const unsigned int v2620 = v2547 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2622 = v2620 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2625 = v2620 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2620 = v2547 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2622 = v2620 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2625 = v2620 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2626 = v2625 << 3u;
-        const unsigned int v2627 = v25 + v2622;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2627 = v25 + v2622;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2628 = v2627 < v0;
         const unsigned int v2629 = v2541 + v2626;
         const bool v2630 = v2629 < v2;
         const bool v2631 = v2628 && v2630;
-        const unsigned int v2633 = v2627 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2633 = v2627 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2635 = v2633 + v2541;
         const unsigned int v2636 = v2635 + v2626;
         const unsigned int v2637 = v2631 ? v2636 : 0u;
-        const unsigned int v2639 = v2622 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2639 = v2622 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2640 = v2545 + v2639;
         const unsigned int v2641 = v2640 + v2626;
         iron_copy_async<16>(shm0 + (v2641 ^ (((v2641 >> 6u) & 7u) << 3u)), a + v2637, v2631);
-        const unsigned int v2644 = v2547 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2646 = v2644 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2649 = v2644 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2644 = v2547 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2646 = v2644 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2649 = v2644 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2650 = v2649 << 3u;
-        const unsigned int v2651 = v25 + v2646;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2651 = v25 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2652 = v2651 < v0;
         const unsigned int v2653 = v2541 + v2650;
         const bool v2654 = v2653 < v2;
         const bool v2655 = v2652 && v2654;
-        const unsigned int v2657 = v2651 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2657 = v2651 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2659 = v2657 + v2541;
         const unsigned int v2660 = v2659 + v2650;
         const unsigned int v2661 = v2655 ? v2660 : 0u;
-        const unsigned int v2663 = v2646 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2663 = v2646 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2664 = v2545 + v2663;
         const unsigned int v2665 = v2664 + v2650;
         iron_copy_async<16>(shm0 + (v2665 ^ (((v2665 >> 6u) & 7u) << 3u)), a + v2661, v2655);
-        const unsigned int v2668 = v2547 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2670 = v2668 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2673 = v2668 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2668 = v2547 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2670 = v2668 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2673 = v2668 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2674 = v2673 << 3u;
-        const unsigned int v2675 = v25 + v2670;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2675 = v25 + v2670;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2676 = v2675 < v0;
         const unsigned int v2677 = v2541 + v2674;
         const bool v2678 = v2677 < v2;
         const bool v2679 = v2676 && v2678;
-        const unsigned int v2681 = v2675 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2681 = v2675 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2683 = v2681 + v2541;
         const unsigned int v2684 = v2683 + v2674;
         const unsigned int v2685 = v2679 ? v2684 : 0u;
-        const unsigned int v2687 = v2670 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2687 = v2670 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2688 = v2545 + v2687;
         const unsigned int v2689 = v2688 + v2674;
         iron_copy_async<16>(shm0 + (v2689 ^ (((v2689 >> 6u) & 7u) << 3u)), a + v2685, v2679);
-        const unsigned int v2692 = v2547 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2694 = v2692 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2697 = v2692 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2692 = v2547 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2694 = v2692 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2697 = v2692 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2698 = v2697 << 3u;
-        const unsigned int v2699 = v25 + v2694;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2699 = v25 + v2694;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2700 = v2699 < v0;
         const unsigned int v2701 = v2541 + v2698;
         const bool v2702 = v2701 < v2;
         const bool v2703 = v2700 && v2702;
-        const unsigned int v2705 = v2699 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2705 = v2699 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2707 = v2705 + v2541;
         const unsigned int v2708 = v2707 + v2698;
         const unsigned int v2709 = v2703 ? v2708 : 0u;
-        const unsigned int v2711 = v2694 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2711 = v2694 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2712 = v2545 + v2711;
         const unsigned int v2713 = v2712 + v2698;
         iron_copy_async<16>(shm0 + (v2713 ^ (((v2713 >> 6u) & 7u) << 3u)), a + v2709, v2703);
-        const unsigned int v2716 = v2547 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2718 = v2716 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2721 = v2716 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2716 = v2547 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2718 = v2716 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2721 = v2716 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2722 = v2721 << 3u;
-        const unsigned int v2723 = v25 + v2718;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2723 = v25 + v2718;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2724 = v2723 < v0;
         const unsigned int v2725 = v2541 + v2722;
         const bool v2726 = v2725 < v2;
         const bool v2727 = v2724 && v2726;
-        const unsigned int v2729 = v2723 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2729 = v2723 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2731 = v2729 + v2541;
         const unsigned int v2732 = v2731 + v2722;
         const unsigned int v2733 = v2727 ? v2732 : 0u;
-        const unsigned int v2735 = v2718 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2735 = v2718 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2736 = v2545 + v2735;
         const unsigned int v2737 = v2736 + v2722;
         iron_copy_async<16>(shm0 + (v2737 ^ (((v2737 >> 6u) & 7u) << 3u)), a + v2733, v2727);
-        const unsigned int v2749 = v29 + v2550;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2749 = v29 + v2550;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2750 = v2749 < v1;
         const bool v2753 = v2750 && v2558;
-        const unsigned int v2755 = v2749 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2755 = v2749 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2757 = v2755 + v2541;
         const unsigned int v2758 = v2757 + v2554;
         const unsigned int v2759 = v2753 ? v2758 : 0u;
-        iron_copy_async<16>(shm1 + (v2569 ^ (((v2569 >> 6u) & 7u) << 3u)), b + v2759, v2753);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2773 = v29 + v2574;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2569 ^ (((v2569 >> 6u) & 7u) << 3u)), b + v2759, v2753);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2773 = v29 + v2574;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2774 = v2773 < v1;
         const bool v2777 = v2774 && v2582;
-        const unsigned int v2779 = v2773 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2779 = v2773 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2781 = v2779 + v2541;
         const unsigned int v2782 = v2781 + v2578;
         const unsigned int v2783 = v2777 ? v2782 : 0u;
-        iron_copy_async<16>(shm1 + (v2593 ^ (((v2593 >> 6u) & 7u) << 3u)), b + v2783, v2777);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2797 = v29 + v2598;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2593 ^ (((v2593 >> 6u) & 7u) << 3u)), b + v2783, v2777);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2797 = v29 + v2598;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2798 = v2797 < v1;
         const bool v2801 = v2798 && v2606;
-        const unsigned int v2803 = v2797 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2803 = v2797 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2805 = v2803 + v2541;
         const unsigned int v2806 = v2805 + v2602;
         const unsigned int v2807 = v2801 ? v2806 : 0u;
-        iron_copy_async<16>(shm1 + (v2617 ^ (((v2617 >> 6u) & 7u) << 3u)), b + v2807, v2801);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2821 = v29 + v2622;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2617 ^ (((v2617 >> 6u) & 7u) << 3u)), b + v2807, v2801);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2821 = v29 + v2622;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2822 = v2821 < v1;
         const bool v2825 = v2822 && v2630;
-        const unsigned int v2827 = v2821 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2827 = v2821 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2829 = v2827 + v2541;
         const unsigned int v2830 = v2829 + v2626;
         const unsigned int v2831 = v2825 ? v2830 : 0u;
-        iron_copy_async<16>(shm1 + (v2641 ^ (((v2641 >> 6u) & 7u) << 3u)), b + v2831, v2825);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2845 = v29 + v2646;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2641 ^ (((v2641 >> 6u) & 7u) << 3u)), b + v2831, v2825);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2845 = v29 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2846 = v2845 < v1;
         const bool v2849 = v2846 && v2654;
-        const unsigned int v2851 = v2845 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2851 = v2845 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2853 = v2851 + v2541;
         const unsigned int v2854 = v2853 + v2650;
         const unsigned int v2855 = v2849 ? v2854 : 0u;
-        iron_copy_async<16>(shm1 + (v2665 ^ (((v2665 >> 6u) & 7u) << 3u)), b + v2855, v2849);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2869 = v29 + v2670;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2665 ^ (((v2665 >> 6u) & 7u) << 3u)), b + v2855, v2849);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2869 = v29 + v2670;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2870 = v2869 < v1;
         const bool v2873 = v2870 && v2678;
-        const unsigned int v2875 = v2869 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2875 = v2869 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2877 = v2875 + v2541;
         const unsigned int v2878 = v2877 + v2674;
         const unsigned int v2879 = v2873 ? v2878 : 0u;
-        iron_copy_async<16>(shm1 + (v2689 ^ (((v2689 >> 6u) & 7u) << 3u)), b + v2879, v2873);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2893 = v29 + v2694;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2689 ^ (((v2689 >> 6u) & 7u) << 3u)), b + v2879, v2873);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2893 = v29 + v2694;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2894 = v2893 < v1;
         const bool v2897 = v2894 && v2702;
-        const unsigned int v2899 = v2893 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2899 = v2893 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2901 = v2899 + v2541;
         const unsigned int v2902 = v2901 + v2698;
         const unsigned int v2903 = v2897 ? v2902 : 0u;
-        iron_copy_async<16>(shm1 + (v2713 ^ (((v2713 >> 6u) & 7u) << 3u)), b + v2903, v2897);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2917 = v29 + v2718;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2713 ^ (((v2713 >> 6u) & 7u) << 3u)), b + v2903, v2897);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2917 = v29 + v2718;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2918 = v2917 < v1;
         const bool v2921 = v2918 && v2726;
-        const unsigned int v2923 = v2917 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2923 = v2917 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2925 = v2923 + v2541;
         const unsigned int v2926 = v2925 + v2722;
         const unsigned int v2927 = v2921 ? v2926 : 0u;
-        iron_copy_async<16>(shm1 + (v2737 ^ (((v2737 >> 6u) & 7u) << 3u)), b + v2927, v2921);  // kernels/gemm/gemm_tiles.hpp:82
+        iron_copy_async<16>(shm1 + (v2737 ^ (((v2737 >> 6u) & 7u) << 3u)), b + v2927, v2921);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2944 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v2950 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v2944 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2950 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v2932 = 0u; v2932 < v2; v2932 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2932 = 0u; v2932 < v2; v2932 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2934 = v2932 >> 6u;
       const unsigned int v2936 = v2934 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2938 = v2936 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v2945 = v2938 + v2944;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v2938 = v2936 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2945 = v2938 + v2944;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2945, 64u);
-      const unsigned int v2951 = v2938 + v2950;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2951 = v2938 + v2950;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v44, shm1, v2951, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2958 = v2945 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2958 = v2945 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2958, 64u);
-      const unsigned int v2964 = v2951 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2964 = v2951 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v44, shm1, v2964, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2970 = v2945 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2970 = v2945 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2970, 64u);
-      const unsigned int v2976 = v2951 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2976 = v2951 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v44, shm1, v2976, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2982 = v2945 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2982 = v2945 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2982, 64u);
-      const unsigned int v2988 = v2951 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2988 = v2951 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v44, shm1, v2988, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2991 = v2932 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2991 = v2932 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2993 = v2934 + 2u;
       const unsigned int v2994 = v2993 % 3u;
       const bool v2995 = v2991 < v2;
       if (v2995) {
-        const unsigned int v2997 = v2994 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2999 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3002 = v2999 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3005 = v2999 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2997 = v2994 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2999 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3002 = v2999 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3005 = v2999 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3006 = v3005 << 3u;
-        const unsigned int v3007 = v25 + v3002;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3007 = v25 + v3002;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3008 = v3007 < v0;
         const unsigned int v3009 = v2991 + v3006;
         const bool v3010 = v3009 < v2;
         const bool v3011 = v3008 && v3010;
-        const unsigned int v3013 = v3007 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3013 = v3007 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3015 = v3013 + v2991;
         const unsigned int v3016 = v3015 + v3006;
         const unsigned int v3017 = v3011 ? v3016 : 0u;
-        const unsigned int v3019 = v3002 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3019 = v3002 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3020 = v2997 + v3019;
         const unsigned int v3021 = v3020 + v3006;
         iron_copy_async<16>(shm0 + (v3021 ^ (((v3021 >> 6u) & 7u) << 3u)), a + v3017, v3011);
-        const unsigned int v3024 = v2999 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3026 = v3024 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3029 = v3024 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3024 = v2999 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3026 = v3024 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3029 = v3024 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3030 = v3029 << 3u;
-        const unsigned int v3031 = v25 + v3026;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3031 = v25 + v3026;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3032 = v3031 < v0;
         const unsigned int v3033 = v2991 + v3030;
         const bool v3034 = v3033 < v2;
         const bool v3035 = v3032 && v3034;
-        const unsigned int v3037 = v3031 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3037 = v3031 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3039 = v3037 + v2991;
         const unsigned int v3040 = v3039 + v3030;
         const unsigned int v3041 = v3035 ? v3040 : 0u;
-        const unsigned int v3043 = v3026 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3043 = v3026 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3044 = v2997 + v3043;
         const unsigned int v3045 = v3044 + v3030;
         iron_copy_async<16>(shm0 + (v3045 ^ (((v3045 >> 6u) & 7u) << 3u)), a + v3041, v3035);
-        const unsigned int v3048 = v2999 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3050 = v3048 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3053 = v3048 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3048 = v2999 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3050 = v3048 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3053 = v3048 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3054 = v3053 << 3u;
-        const unsigned int v3055 = v25 + v3050;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3055 = v25 + v3050;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3056 = v3055 < v0;
         const unsigned int v3057 = v2991 + v3054;
         const bool v3058 = v3057 < v2;
         const bool v3059 = v3056 && v3058;
-        const unsigned int v3061 = v3055 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3061 = v3055 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3063 = v3061 + v2991;
         const unsigned int v3064 = v3063 + v3054;
         const unsigned int v3065 = v3059 ? v3064 : 0u;
-        const unsigned int v3067 = v3050 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3067 = v3050 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3068 = v2997 + v3067;
         const unsigned int v3069 = v3068 + v3054;
         iron_copy_async<16>(shm0 + (v3069 ^ (((v3069 >> 6u) & 7u) << 3u)), a + v3065, v3059);
-        const unsigned int v3072 = v2999 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3074 = v3072 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3077 = v3072 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3072 = v2999 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3074 = v3072 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3077 = v3072 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3078 = v3077 << 3u;
-        const unsigned int v3079 = v25 + v3074;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3079 = v25 + v3074;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3080 = v3079 < v0;
         const unsigned int v3081 = v2991 + v3078;
         const bool v3082 = v3081 < v2;
         const bool v3083 = v3080 && v3082;
-        const unsigned int v3085 = v3079 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3085 = v3079 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3087 = v3085 + v2991;
         const unsigned int v3088 = v3087 + v3078;
         const unsigned int v3089 = v3083 ? v3088 : 0u;
-        const unsigned int v3091 = v3074 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3091 = v3074 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3092 = v2997 + v3091;
         const unsigned int v3093 = v3092 + v3078;
         iron_copy_async<16>(shm0 + (v3093 ^ (((v3093 >> 6u) & 7u) << 3u)), a + v3089, v3083);
-        const unsigned int v3096 = v2999 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3098 = v3096 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3101 = v3096 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3096 = v2999 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3098 = v3096 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3101 = v3096 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3102 = v3101 << 3u;
-        const unsigned int v3103 = v25 + v3098;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3103 = v25 + v3098;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3104 = v3103 < v0;
         const unsigned int v3105 = v2991 + v3102;
         const bool v3106 = v3105 < v2;
         const bool v3107 = v3104 && v3106;
-        const unsigned int v3109 = v3103 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3109 = v3103 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3111 = v3109 + v2991;
         const unsigned int v3112 = v3111 + v3102;
         const unsigned int v3113 = v3107 ? v3112 : 0u;
-        const unsigned int v3115 = v3098 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3115 = v3098 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3116 = v2997 + v3115;
         const unsigned int v3117 = v3116 + v3102;
         iron_copy_async<16>(shm0 + (v3117 ^ (((v3117 >> 6u) & 7u) << 3u)), a + v3113, v3107);
-        const unsigned int v3120 = v2999 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3122 = v3120 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3125 = v3120 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3120 = v2999 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3122 = v3120 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3125 = v3120 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3126 = v3125 << 3u;
-        const unsigned int v3127 = v25 + v3122;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3127 = v25 + v3122;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3128 = v3127 < v0;
         const unsigned int v3129 = v2991 + v3126;
         const bool v3130 = v3129 < v2;
         const bool v3131 = v3128 && v3130;
-        const unsigned int v3133 = v3127 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3133 = v3127 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3135 = v3133 + v2991;
         const unsigned int v3136 = v3135 + v3126;
         const unsigned int v3137 = v3131 ? v3136 : 0u;
-        const unsigned int v3139 = v3122 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3139 = v3122 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3140 = v2997 + v3139;
         const unsigned int v3141 = v3140 + v3126;
         iron_copy_async<16>(shm0 + (v3141 ^ (((v3141 >> 6u) & 7u) << 3u)), a + v3137, v3131);
-        const unsigned int v3144 = v2999 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3146 = v3144 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3149 = v3144 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3144 = v2999 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3146 = v3144 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3149 = v3144 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3150 = v3149 << 3u;
-        const unsigned int v3151 = v25 + v3146;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3151 = v25 + v3146;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3152 = v3151 < v0;
         const unsigned int v3153 = v2991 + v3150;
         const bool v3154 = v3153 < v2;
         const bool v3155 = v3152 && v3154;
-        const unsigned int v3157 = v3151 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3157 = v3151 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3159 = v3157 + v2991;
         const unsigned int v3160 = v3159 + v3150;
         const unsigned int v3161 = v3155 ? v3160 : 0u;
-        const unsigned int v3163 = v3146 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3163 = v3146 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3164 = v2997 + v3163;
         const unsigned int v3165 = v3164 + v3150;
         iron_copy_async<16>(shm0 + (v3165 ^ (((v3165 >> 6u) & 7u) << 3u)), a + v3161, v3155);
-        const unsigned int v3168 = v2999 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3170 = v3168 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3173 = v3168 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3168 = v2999 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3170 = v3168 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3173 = v3168 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3174 = v3173 << 3u;
-        const unsigned int v3175 = v25 + v3170;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3175 = v25 + v3170;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3176 = v3175 < v0;
         const unsigned int v3177 = v2991 + v3174;
         const bool v3178 = v3177 < v2;
         const bool v3179 = v3176 && v3178;
-        const unsigned int v3181 = v3175 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3181 = v3175 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3183 = v3181 + v2991;
         const unsigned int v3184 = v3183 + v3174;
         const unsigned int v3185 = v3179 ? v3184 : 0u;
-        const unsigned int v3187 = v3170 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3187 = v3170 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3188 = v2997 + v3187;
         const unsigned int v3189 = v3188 + v3174;
         iron_copy_async<16>(shm0 + (v3189 ^ (((v3189 >> 6u) & 7u) << 3u)), a + v3185, v3179);
-        const unsigned int v3201 = v29 + v3002;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3201 = v29 + v3002;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3202 = v3201 < v1;
         const bool v3205 = v3202 && v3010;
-        const unsigned int v3207 = v3201 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3207 = v3201 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3209 = v3207 + v2991;
         const unsigned int v3210 = v3209 + v3006;
         const unsigned int v3211 = v3205 ? v3210 : 0u;
-        iron_copy_async<16>(shm1 + (v3021 ^ (((v3021 >> 6u) & 7u) << 3u)), b + v3211, v3205);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3225 = v29 + v3026;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3021 ^ (((v3021 >> 6u) & 7u) << 3u)), b + v3211, v3205);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3225 = v29 + v3026;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3226 = v3225 < v1;
         const bool v3229 = v3226 && v3034;
-        const unsigned int v3231 = v3225 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3231 = v3225 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3233 = v3231 + v2991;
         const unsigned int v3234 = v3233 + v3030;
         const unsigned int v3235 = v3229 ? v3234 : 0u;
-        iron_copy_async<16>(shm1 + (v3045 ^ (((v3045 >> 6u) & 7u) << 3u)), b + v3235, v3229);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3249 = v29 + v3050;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3045 ^ (((v3045 >> 6u) & 7u) << 3u)), b + v3235, v3229);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3249 = v29 + v3050;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3250 = v3249 < v1;
         const bool v3253 = v3250 && v3058;
-        const unsigned int v3255 = v3249 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3255 = v3249 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3257 = v3255 + v2991;
         const unsigned int v3258 = v3257 + v3054;
         const unsigned int v3259 = v3253 ? v3258 : 0u;
-        iron_copy_async<16>(shm1 + (v3069 ^ (((v3069 >> 6u) & 7u) << 3u)), b + v3259, v3253);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3273 = v29 + v3074;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3069 ^ (((v3069 >> 6u) & 7u) << 3u)), b + v3259, v3253);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3273 = v29 + v3074;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3274 = v3273 < v1;
         const bool v3277 = v3274 && v3082;
-        const unsigned int v3279 = v3273 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3279 = v3273 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3281 = v3279 + v2991;
         const unsigned int v3282 = v3281 + v3078;
         const unsigned int v3283 = v3277 ? v3282 : 0u;
-        iron_copy_async<16>(shm1 + (v3093 ^ (((v3093 >> 6u) & 7u) << 3u)), b + v3283, v3277);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3297 = v29 + v3098;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3093 ^ (((v3093 >> 6u) & 7u) << 3u)), b + v3283, v3277);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3297 = v29 + v3098;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3298 = v3297 < v1;
         const bool v3301 = v3298 && v3106;
-        const unsigned int v3303 = v3297 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3303 = v3297 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3305 = v3303 + v2991;
         const unsigned int v3306 = v3305 + v3102;
         const unsigned int v3307 = v3301 ? v3306 : 0u;
-        iron_copy_async<16>(shm1 + (v3117 ^ (((v3117 >> 6u) & 7u) << 3u)), b + v3307, v3301);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3321 = v29 + v3122;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3117 ^ (((v3117 >> 6u) & 7u) << 3u)), b + v3307, v3301);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3321 = v29 + v3122;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3322 = v3321 < v1;
         const bool v3325 = v3322 && v3130;
-        const unsigned int v3327 = v3321 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3327 = v3321 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3329 = v3327 + v2991;
         const unsigned int v3330 = v3329 + v3126;
         const unsigned int v3331 = v3325 ? v3330 : 0u;
-        iron_copy_async<16>(shm1 + (v3141 ^ (((v3141 >> 6u) & 7u) << 3u)), b + v3331, v3325);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3345 = v29 + v3146;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3141 ^ (((v3141 >> 6u) & 7u) << 3u)), b + v3331, v3325);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3345 = v29 + v3146;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3346 = v3345 < v1;
         const bool v3349 = v3346 && v3154;
-        const unsigned int v3351 = v3345 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3351 = v3345 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3353 = v3351 + v2991;
         const unsigned int v3354 = v3353 + v3150;
         const unsigned int v3355 = v3349 ? v3354 : 0u;
-        iron_copy_async<16>(shm1 + (v3165 ^ (((v3165 >> 6u) & 7u) << 3u)), b + v3355, v3349);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3369 = v29 + v3170;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3165 ^ (((v3165 >> 6u) & 7u) << 3u)), b + v3355, v3349);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3369 = v29 + v3170;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3370 = v3369 < v1;
         const bool v3373 = v3370 && v3178;
-        const unsigned int v3375 = v3369 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3375 = v3369 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3377 = v3375 + v2991;
         const unsigned int v3378 = v3377 + v3174;
         const unsigned int v3379 = v3373 ? v3378 : 0u;
-        iron_copy_async<16>(shm1 + (v3189 ^ (((v3189 >> 6u) & 7u) << 3u)), b + v3379, v3373);  // kernels/gemm/gemm_tiles.hpp:82
+        iron_copy_async<16>(shm1 + (v3189 ^ (((v3189 >> 6u) & 7u) << 3u)), b + v3379, v3373);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v514 = threadIdx.x;
-    const unsigned int v570 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v576 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v570 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v576 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v521 = v25 + v518;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v521 = v25 + v518;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v522 = v521 < v0;
         const unsigned int v523 = v512 + v520;
         const bool v524 = v523 < v2;
         const bool v525 = v522 && v524;
         if (v525) {
-          const unsigned int v527 = v521 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v527 = v521 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v529 = v527 + v512;
           const unsigned int v530 = v529 + v520;
           const iron_bf16 v531 = a[v530];
-          const unsigned int v533 = v518 << 6u;
+          const unsigned int v533 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v534 = v533 + v520;
           shm0[(v534 ^ (((v534 >> 6u) & 7u) << 3u))] = v531;
         } else {
-          const unsigned int v536 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v536 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v537 = v536 + v520;
           shm0[(v537 ^ (((v537 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v542 = v514; v542 < 8192u; v542 += v513) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v544 = v542 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v546 = v542 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v547 = v29 + v544;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v542 = v514; v542 < 8192u; v542 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v544 = v542 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v546 = v542 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v547 = v29 + v544;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v548 = v547 < v1;
         const unsigned int v549 = v512 + v546;
         const bool v550 = v549 < v2;
         const bool v551 = v548 && v550;
         if (v551) {
-          const unsigned int v553 = v547 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v553 = v547 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v555 = v553 + v512;
           const unsigned int v556 = v555 + v546;
           const iron_bf16 v557 = b[v556];
-          const unsigned int v559 = v544 << 6u;
+          const unsigned int v559 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v560 = v559 + v546;
           shm1[(v560 ^ (((v560 >> 6u) & 7u) << 3u))] = v557;
         } else {
-          const unsigned int v562 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v562 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v563 = v562 + v546;
           shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v615 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v615 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v616 = v25 + v34;
-  const unsigned int v617 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v617 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v618 = v616 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v619 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -835,11 +835,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v631 = iron_f32_to_bf16(v630);
     c[v626] = v631;
   }
-  const unsigned int v632 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v632 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v633 = v616 + v632;
-  const unsigned int v634 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v634 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v635 = v615 + v634;
-  const bool v636 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v636 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v637 = v635 < v1;
   const bool v638 = v636 && v637;
   if (v638) {
@@ -853,11 +853,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v646 = iron_f32_to_bf16(v645);
     c[v641] = v646;
   }
-  const unsigned int v647 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v647 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v648 = v616 + v647;
-  const unsigned int v649 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v649 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v650 = v615 + v649;
-  const bool v651 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v652 = v650 < v1;
   const bool v653 = v651 && v652;
   if (v653) {
@@ -871,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v661 = iron_f32_to_bf16(v660);
     c[v656] = v661;
   }
-  const unsigned int v662 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v662 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v663 = v616 + v662;
-  const unsigned int v664 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v664 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v665 = v615 + v664;
-  const bool v666 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v666 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v667 = v665 < v1;
   const bool v668 = v666 && v667;
   if (v668) {
@@ -889,11 +889,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v676 = iron_f32_to_bf16(v675);
     c[v671] = v676;
   }
-  const unsigned int v677 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v677 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v678 = v616 + v677;
-  const unsigned int v679 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v679 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v680 = v615 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v682 = v680 < v1;
   const bool v683 = v681 && v682;
   if (v683) {
@@ -907,11 +907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v691 = iron_f32_to_bf16(v690);
     c[v686] = v691;
   }
-  const unsigned int v692 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v692 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v693 = v616 + v692;
-  const unsigned int v694 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v694 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v695 = v615 + v694;
-  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v697 = v695 < v1;
   const bool v698 = v696 && v697;
   if (v698) {
@@ -925,11 +925,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v706 = iron_f32_to_bf16(v705);
     c[v701] = v706;
   }
-  const unsigned int v707 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v707 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v708 = v616 + v707;
-  const unsigned int v709 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v709 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v710 = v615 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v712 = v710 < v1;
   const bool v713 = v711 && v712;
   if (v713) {
@@ -943,11 +943,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v721 = iron_f32_to_bf16(v720);
     c[v716] = v721;
   }
-  const unsigned int v722 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v722 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v723 = v616 + v722;
-  const unsigned int v724 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v724 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v725 = v615 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v727 = v725 < v1;
   const bool v728 = v726 && v727;
   if (v728) {
@@ -961,11 +961,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v736 = iron_f32_to_bf16(v735);
     c[v731] = v736;
   }
-  const unsigned int v737 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v737 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v738 = v616 + v737;
-  const unsigned int v739 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v739 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v740 = v615 + v739;
-  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v742 = v740 < v1;
   const bool v743 = v741 && v742;
   if (v743) {
@@ -979,11 +979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v751 = iron_f32_to_bf16(v750);
     c[v746] = v751;
   }
-  const unsigned int v752 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v752 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v753 = v616 + v752;
-  const unsigned int v754 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v754 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v755 = v615 + v754;
-  const bool v756 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v756 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v757 = v755 < v1;
   const bool v758 = v756 && v757;
   if (v758) {
@@ -997,11 +997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v766 = iron_f32_to_bf16(v765);
     c[v761] = v766;
   }
-  const unsigned int v767 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v767 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v768 = v616 + v767;
-  const unsigned int v769 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v769 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v770 = v615 + v769;
-  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v772 = v770 < v1;
   const bool v773 = v771 && v772;
   if (v773) {
@@ -1015,11 +1015,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v781 = iron_f32_to_bf16(v780);
     c[v776] = v781;
   }
-  const unsigned int v782 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v782 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v783 = v616 + v782;
-  const unsigned int v784 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v784 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v785 = v615 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -1033,11 +1033,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v796 = iron_f32_to_bf16(v795);
     c[v791] = v796;
   }
-  const unsigned int v797 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v797 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v798 = v616 + v797;
-  const unsigned int v799 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v799 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v800 = v615 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -1051,11 +1051,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v811 = iron_f32_to_bf16(v810);
     c[v806] = v811;
   }
-  const unsigned int v812 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v812 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v813 = v616 + v812;
-  const unsigned int v814 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v814 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v815 = v615 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -1069,11 +1069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v826 = iron_f32_to_bf16(v825);
     c[v821] = v826;
   }
-  const unsigned int v827 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v827 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v828 = v616 + v827;
-  const unsigned int v829 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v829 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v830 = v615 + v829;
-  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v832 = v830 < v1;
   const bool v833 = v831 && v832;
   if (v833) {
@@ -1087,11 +1087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v841 = iron_f32_to_bf16(v840);
     c[v836] = v841;
   }
-  const unsigned int v842 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v842 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v843 = v616 + v842;
-  const unsigned int v844 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v844 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v845 = v615 + v844;
-  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v847 = v845 < v1;
   const bool v848 = v846 && v847;
   if (v848) {
@@ -1105,11 +1105,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v856 = iron_f32_to_bf16(v855);
     c[v851] = v856;
   }
-  const unsigned int v857 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v857 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v858 = v616 + v857;
-  const unsigned int v859 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v859 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v860 = v615 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v862 = v860 < v1;
   const bool v863 = v861 && v862;
   if (v863) {
@@ -1123,11 +1123,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v871 = iron_f32_to_bf16(v870);
     c[v866] = v871;
   }
-  const unsigned int v872 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v872 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v873 = v616 + v872;
-  const unsigned int v874 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v874 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v875 = v615 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v877 = v875 < v1;
   const bool v878 = v876 && v877;
   if (v878) {
@@ -1141,11 +1141,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v886 = iron_f32_to_bf16(v885);
     c[v881] = v886;
   }
-  const unsigned int v887 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v887 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v888 = v616 + v887;
-  const unsigned int v889 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v889 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v890 = v615 + v889;
-  const bool v891 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v892 = v890 < v1;
   const bool v893 = v891 && v892;
   if (v893) {
@@ -1159,11 +1159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v901 = iron_f32_to_bf16(v900);
     c[v896] = v901;
   }
-  const unsigned int v902 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v902 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v903 = v616 + v902;
-  const unsigned int v904 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v904 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v905 = v615 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v907 = v905 < v1;
   const bool v908 = v906 && v907;
   if (v908) {
@@ -1177,11 +1177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v916 = iron_f32_to_bf16(v915);
     c[v911] = v916;
   }
-  const unsigned int v917 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v917 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v918 = v616 + v917;
-  const unsigned int v919 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v919 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v920 = v615 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
@@ -1195,11 +1195,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v931 = iron_f32_to_bf16(v930);
     c[v926] = v931;
   }
-  const unsigned int v932 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v932 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v933 = v616 + v932;
-  const unsigned int v934 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v934 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v935 = v615 + v934;
-  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v937 = v935 < v1;
   const bool v938 = v936 && v937;
   if (v938) {
@@ -1213,11 +1213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v946 = iron_f32_to_bf16(v945);
     c[v941] = v946;
   }
-  const unsigned int v947 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v947 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v948 = v616 + v947;
-  const unsigned int v949 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v949 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v950 = v615 + v949;
-  const bool v951 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v951 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v952 = v950 < v1;
   const bool v953 = v951 && v952;
   if (v953) {
@@ -1231,11 +1231,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v961 = iron_f32_to_bf16(v960);
     c[v956] = v961;
   }
-  const unsigned int v962 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v962 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v963 = v616 + v962;
-  const unsigned int v964 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v964 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v965 = v615 + v964;
-  const bool v966 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v966 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v967 = v965 < v1;
   const bool v968 = v966 && v967;
   if (v968) {
@@ -1249,11 +1249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v976 = iron_f32_to_bf16(v975);
     c[v971] = v976;
   }
-  const unsigned int v977 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v977 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v978 = v616 + v977;
-  const unsigned int v979 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v979 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v980 = v615 + v979;
-  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v982 = v980 < v1;
   const bool v983 = v981 && v982;
   if (v983) {
@@ -1267,11 +1267,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v991 = iron_f32_to_bf16(v990);
     c[v986] = v991;
   }
-  const unsigned int v992 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v992 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v993 = v616 + v992;
-  const unsigned int v994 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v994 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v995 = v615 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1285,11 +1285,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1006 = iron_f32_to_bf16(v1005);
     c[v1001] = v1006;
   }
-  const unsigned int v1007 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1007 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1008 = v616 + v1007;
-  const unsigned int v1009 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1009 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1010 = v615 + v1009;
-  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1012 = v1010 < v1;
   const bool v1013 = v1011 && v1012;
   if (v1013) {
@@ -1303,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1021 = iron_f32_to_bf16(v1020);
     c[v1016] = v1021;
   }
-  const unsigned int v1022 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1022 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1023 = v616 + v1022;
-  const unsigned int v1024 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1024 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1025 = v615 + v1024;
-  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1027 = v1025 < v1;
   const bool v1028 = v1026 && v1027;
   if (v1028) {
@@ -1321,11 +1321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1036 = iron_f32_to_bf16(v1035);
     c[v1031] = v1036;
   }
-  const unsigned int v1037 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1037 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1038 = v616 + v1037;
-  const unsigned int v1039 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1039 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -1339,11 +1339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1051 = iron_f32_to_bf16(v1050);
     c[v1046] = v1051;
   }
-  const unsigned int v1052 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1052 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1053 = v616 + v1052;
-  const unsigned int v1054 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1054 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1055 = v615 + v1054;
-  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1057 = v1055 < v1;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
@@ -1357,11 +1357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1066 = iron_f32_to_bf16(v1065);
     c[v1061] = v1066;
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1067 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1068 = v616 + v1067;
-  const unsigned int v1069 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1069 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1070 = v615 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1072 = v1070 < v1;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
@@ -1375,11 +1375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
     c[v1076] = v1081;
   }
-  const unsigned int v1082 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1082 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1083 = v616 + v1082;
-  const unsigned int v1084 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1084 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1085 = v615 + v1084;
-  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1087 = v1085 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -1393,11 +1393,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1096 = iron_f32_to_bf16(v1095);
     c[v1091] = v1096;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1097 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1098 = v616 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1099 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1100 = v615 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -1411,11 +1411,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1111 = iron_f32_to_bf16(v1110);
     c[v1106] = v1111;
   }
-  const unsigned int v1112 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1112 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1113 = v616 + v1112;
-  const unsigned int v1114 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1114 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1115 = v615 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1117 = v1115 < v1;
   const bool v1118 = v1116 && v1117;
   if (v1118) {
@@ -1429,11 +1429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1126 = iron_f32_to_bf16(v1125);
     c[v1121] = v1126;
   }
-  const unsigned int v1127 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1127 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1128 = v616 + v1127;
-  const unsigned int v1129 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1129 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1130 = v615 + v1129;
-  const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1132 = v1130 < v1;
   const bool v1133 = v1131 && v1132;
   if (v1133) {
@@ -1447,11 +1447,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
     c[v1136] = v1141;
   }
-  const unsigned int v1142 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1142 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1143 = v616 + v1142;
-  const unsigned int v1144 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1144 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1145 = v615 + v1144;
-  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1147 = v1145 < v1;
   const bool v1148 = v1146 && v1147;
   if (v1148) {
@@ -1465,11 +1465,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1156 = iron_f32_to_bf16(v1155);
     c[v1151] = v1156;
   }
-  const unsigned int v1157 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1157 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1158 = v616 + v1157;
-  const unsigned int v1159 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1159 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1160 = v615 + v1159;
-  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1162 = v1160 < v1;
   const bool v1163 = v1161 && v1162;
   if (v1163) {
@@ -1483,11 +1483,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1171 = iron_f32_to_bf16(v1170);
     c[v1166] = v1171;
   }
-  const unsigned int v1172 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1172 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1173 = v616 + v1172;
-  const unsigned int v1174 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1174 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1175 = v615 + v1174;
-  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1177 = v1175 < v1;
   const bool v1178 = v1176 && v1177;
   if (v1178) {
@@ -1501,11 +1501,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1186 = iron_f32_to_bf16(v1185);
     c[v1181] = v1186;
   }
-  const unsigned int v1187 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1187 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1188 = v616 + v1187;
-  const unsigned int v1189 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1189 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1190 = v615 + v1189;
-  const bool v1191 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1191 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1192 = v1190 < v1;
   const bool v1193 = v1191 && v1192;
   if (v1193) {
@@ -1519,11 +1519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1201 = iron_f32_to_bf16(v1200);
     c[v1196] = v1201;
   }
-  const unsigned int v1202 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1202 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1203 = v616 + v1202;
-  const unsigned int v1204 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1204 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1205 = v615 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
@@ -1537,11 +1537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1216 = iron_f32_to_bf16(v1215);
     c[v1211] = v1216;
   }
-  const unsigned int v1217 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1217 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1218 = v616 + v1217;
-  const unsigned int v1219 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1219 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1220 = v615 + v1219;
-  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1555,11 +1555,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1231 = iron_f32_to_bf16(v1230);
     c[v1226] = v1231;
   }
-  const unsigned int v1232 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1232 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1233 = v616 + v1232;
-  const unsigned int v1234 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1234 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1235 = v615 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1237 = v1235 < v1;
   const bool v1238 = v1236 && v1237;
   if (v1238) {
@@ -1573,11 +1573,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
     c[v1241] = v1246;
   }
-  const unsigned int v1247 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1247 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1248 = v616 + v1247;
-  const unsigned int v1249 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1249 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1250 = v615 + v1249;
-  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1252 = v1250 < v1;
   const bool v1253 = v1251 && v1252;
   if (v1253) {
@@ -1591,11 +1591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1261 = iron_f32_to_bf16(v1260);
     c[v1256] = v1261;
   }
-  const unsigned int v1262 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1262 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1263 = v616 + v1262;
-  const unsigned int v1264 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1264 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1265 = v615 + v1264;
-  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1267 = v1265 < v1;
   const bool v1268 = v1266 && v1267;
   if (v1268) {
@@ -1609,11 +1609,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1276 = iron_f32_to_bf16(v1275);
     c[v1271] = v1276;
   }
-  const unsigned int v1277 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1277 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1278 = v616 + v1277;
-  const unsigned int v1279 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1279 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1280 = v615 + v1279;
-  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1627,11 +1627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1291 = iron_f32_to_bf16(v1290);
     c[v1286] = v1291;
   }
-  const unsigned int v1292 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1292 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1293 = v616 + v1292;
-  const unsigned int v1294 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1294 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1295 = v615 + v1294;
-  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1297 = v1295 < v1;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1645,11 +1645,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1306 = iron_f32_to_bf16(v1305);
     c[v1301] = v1306;
   }
-  const unsigned int v1307 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1307 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1308 = v616 + v1307;
-  const unsigned int v1309 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1309 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1310 = v615 + v1309;
-  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1312 = v1310 < v1;
   const bool v1313 = v1311 && v1312;
   if (v1313) {
@@ -1663,11 +1663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1321 = iron_f32_to_bf16(v1320);
     c[v1316] = v1321;
   }
-  const unsigned int v1322 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1322 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1323 = v616 + v1322;
-  const unsigned int v1324 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1324 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1325 = v615 + v1324;
-  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1327 = v1325 < v1;
   const bool v1328 = v1326 && v1327;
   if (v1328) {
@@ -1681,11 +1681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1336 = iron_f32_to_bf16(v1335);
     c[v1331] = v1336;
   }
-  const unsigned int v1337 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1337 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1338 = v616 + v1337;
-  const unsigned int v1339 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1339 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1340 = v615 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1699,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1351 = iron_f32_to_bf16(v1350);
     c[v1346] = v1351;
   }
-  const unsigned int v1352 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1352 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1353 = v616 + v1352;
-  const unsigned int v1354 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1354 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1355 = v615 + v1354;
-  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1717,11 +1717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1366 = iron_f32_to_bf16(v1365);
     c[v1361] = v1366;
   }
-  const unsigned int v1367 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1367 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1368 = v616 + v1367;
-  const unsigned int v1369 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1369 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1370 = v615 + v1369;
-  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1372 = v1370 < v1;
   const bool v1373 = v1371 && v1372;
   if (v1373) {
@@ -1735,11 +1735,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1381 = iron_f32_to_bf16(v1380);
     c[v1376] = v1381;
   }
-  const unsigned int v1382 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1382 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1383 = v616 + v1382;
-  const unsigned int v1384 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1384 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1385 = v615 + v1384;
-  const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1387 = v1385 < v1;
   const bool v1388 = v1386 && v1387;
   if (v1388) {
@@ -1753,11 +1753,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1396 = iron_f32_to_bf16(v1395);
     c[v1391] = v1396;
   }
-  const unsigned int v1397 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1397 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1398 = v616 + v1397;
-  const unsigned int v1399 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1399 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1400 = v615 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
@@ -1771,11 +1771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1411 = iron_f32_to_bf16(v1410);
     c[v1406] = v1411;
   }
-  const unsigned int v1412 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1412 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1413 = v616 + v1412;
-  const unsigned int v1414 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1414 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1415 = v615 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1789,11 +1789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1426 = iron_f32_to_bf16(v1425);
     c[v1421] = v1426;
   }
-  const unsigned int v1427 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1427 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1428 = v616 + v1427;
-  const unsigned int v1429 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1429 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1430 = v615 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1432 = v1430 < v1;
   const bool v1433 = v1431 && v1432;
   if (v1433) {
@@ -1807,11 +1807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
     c[v1436] = v1441;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1442 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1443 = v616 + v1442;
-  const unsigned int v1444 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1444 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1445 = v615 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1447 = v1445 < v1;
   const bool v1448 = v1446 && v1447;
   if (v1448) {
@@ -1825,11 +1825,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
     c[v1451] = v1456;
   }
-  const unsigned int v1457 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1457 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1458 = v616 + v1457;
-  const unsigned int v1459 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1459 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1843,11 +1843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1471 = iron_f32_to_bf16(v1470);
     c[v1466] = v1471;
   }
-  const unsigned int v1472 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1472 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1473 = v616 + v1472;
-  const unsigned int v1474 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1474 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1475 = v615 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1477 = v1475 < v1;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -1861,11 +1861,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1486 = iron_f32_to_bf16(v1485);
     c[v1481] = v1486;
   }
-  const unsigned int v1487 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1487 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1488 = v616 + v1487;
-  const unsigned int v1489 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1489 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1490 = v615 + v1489;
-  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1492 = v1490 < v1;
   const bool v1493 = v1491 && v1492;
   if (v1493) {
@@ -1879,11 +1879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1501 = iron_f32_to_bf16(v1500);
     c[v1496] = v1501;
   }
-  const unsigned int v1502 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1502 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1503 = v616 + v1502;
-  const unsigned int v1504 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1504 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1505 = v615 + v1504;
-  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1507 = v1505 < v1;
   const bool v1508 = v1506 && v1507;
   if (v1508) {
@@ -1897,11 +1897,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1516 = iron_f32_to_bf16(v1515);
     c[v1511] = v1516;
   }
-  const unsigned int v1517 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1517 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1518 = v616 + v1517;
-  const unsigned int v1519 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1519 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1520 = v615 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1522 = v1520 < v1;
   const bool v1523 = v1521 && v1522;
   if (v1523) {
@@ -1915,11 +1915,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1531 = iron_f32_to_bf16(v1530);
     c[v1526] = v1531;
   }
-  const unsigned int v1532 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1532 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1533 = v616 + v1532;
-  const unsigned int v1534 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1534 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1535 = v615 + v1534;
-  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1537 = v1535 < v1;
   const bool v1538 = v1536 && v1537;
   if (v1538) {
@@ -1933,11 +1933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1546 = iron_f32_to_bf16(v1545);
     c[v1541] = v1546;
   }
-  const unsigned int v1547 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1547 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1548 = v616 + v1547;
-  const unsigned int v1549 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1549 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1550 = v615 + v1549;
-  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1552 = v1550 < v1;
   const bool v1553 = v1551 && v1552;
   if (v1553) {
@@ -1951,11 +1951,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1561 = iron_f32_to_bf16(v1560);
     c[v1556] = v1561;
   }
-  const unsigned int v1562 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1562 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1563 = v616 + v1562;
-  const unsigned int v1564 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1564 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1565 = v615 + v1564;
-  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1567 = v1565 < v1;
   const bool v1568 = v1566 && v1567;
   if (v1568) {
@@ -1969,11 +1969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1576 = iron_f32_to_bf16(v1575);
     c[v1571] = v1576;
   }
-  const unsigned int v1577 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1577 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1578 = v616 + v1577;
-  const unsigned int v1579 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1579 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1580 = v615 + v1579;
-  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1582 = v1580 < v1;
   const bool v1583 = v1581 && v1582;
   if (v1583) {
@@ -1987,11 +1987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1591 = iron_f32_to_bf16(v1590);
     c[v1586] = v1591;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1592 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1593 = v616 + v1592;
-  const unsigned int v1594 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1594 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1595 = v615 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1597 = v1595 < v1;
   const bool v1598 = v1596 && v1597;
   if (v1598) {
@@ -2005,11 +2005,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1606 = iron_f32_to_bf16(v1605);
     c[v1601] = v1606;
   }
-  const unsigned int v1607 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1607 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1608 = v616 + v1607;
-  const unsigned int v1609 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1609 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1610 = v615 + v1609;
-  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1612 = v1610 < v1;
   const bool v1613 = v1611 && v1612;
   if (v1613) {
@@ -2023,11 +2023,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
     c[v1616] = v1621;
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1622 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1623 = v616 + v1622;
-  const unsigned int v1624 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1624 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1625 = v615 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -2041,11 +2041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1636 = iron_f32_to_bf16(v1635);
     c[v1631] = v1636;
   }
-  const unsigned int v1637 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1637 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1638 = v616 + v1637;
-  const unsigned int v1639 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1639 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1640 = v615 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
@@ -2059,11 +2059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
     c[v1646] = v1651;
   }
-  const unsigned int v1652 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1652 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1653 = v616 + v1652;
-  const unsigned int v1654 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1654 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1655 = v615 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1657 = v1655 < v1;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
@@ -2077,11 +2077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
     c[v1661] = v1666;
   }
-  const unsigned int v1667 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1667 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1668 = v616 + v1667;
-  const unsigned int v1669 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1669 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1670 = v615 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1672 = v1670 < v1;
   const bool v1673 = v1671 && v1672;
   if (v1673) {
@@ -2095,11 +2095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1681 = iron_f32_to_bf16(v1680);
     c[v1676] = v1681;
   }
-  const unsigned int v1682 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1682 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1683 = v616 + v1682;
-  const unsigned int v1684 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1684 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1685 = v615 + v1684;
-  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1687 = v1685 < v1;
   const bool v1688 = v1686 && v1687;
   if (v1688) {
@@ -2113,11 +2113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1696 = iron_f32_to_bf16(v1695);
     c[v1691] = v1696;
   }
-  const unsigned int v1697 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1697 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1698 = v616 + v1697;
-  const unsigned int v1699 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1699 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1700 = v615 + v1699;
-  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1702 = v1700 < v1;
   const bool v1703 = v1701 && v1702;
   if (v1703) {
@@ -2131,11 +2131,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1711 = iron_f32_to_bf16(v1710);
     c[v1706] = v1711;
   }
-  const unsigned int v1712 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1712 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1713 = v616 + v1712;
-  const unsigned int v1714 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1714 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1715 = v615 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1717 = v1715 < v1;
   const bool v1718 = v1716 && v1717;
   if (v1718) {
@@ -2149,11 +2149,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1726 = iron_f32_to_bf16(v1725);
     c[v1721] = v1726;
   }
-  const unsigned int v1727 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1727 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1728 = v616 + v1727;
-  const unsigned int v1729 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1729 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1730 = v615 + v1729;
-  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1732 = v1730 < v1;
   const bool v1733 = v1731 && v1732;
   if (v1733) {
@@ -2167,11 +2167,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
     c[v1736] = v1741;
   }
-  const unsigned int v1742 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1742 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1743 = v616 + v1742;
-  const unsigned int v1744 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1744 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1745 = v615 + v1744;
-  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1747 = v1745 < v1;
   const bool v1748 = v1746 && v1747;
   if (v1748) {
@@ -2185,11 +2185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1756 = iron_f32_to_bf16(v1755);
     c[v1751] = v1756;
   }
-  const unsigned int v1757 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1757 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1758 = v616 + v1757;
-  const unsigned int v1759 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1759 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1760 = v615 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -2203,11 +2203,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1771 = iron_f32_to_bf16(v1770);
     c[v1766] = v1771;
   }
-  const unsigned int v1772 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1772 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1773 = v616 + v1772;
-  const unsigned int v1774 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1774 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1775 = v615 + v1774;
-  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1777 = v1775 < v1;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -2221,11 +2221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1786 = iron_f32_to_bf16(v1785);
     c[v1781] = v1786;
   }
-  const unsigned int v1787 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1787 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1788 = v616 + v1787;
-  const unsigned int v1789 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1789 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1790 = v615 + v1789;
-  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1792 = v1790 < v1;
   const bool v1793 = v1791 && v1792;
   if (v1793) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1801 = iron_f32_to_bf16(v1800);
     c[v1796] = v1801;
   }
-  const unsigned int v1802 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1802 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1803 = v616 + v1802;
-  const unsigned int v1804 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1804 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1805 = v615 + v1804;
-  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1807 = v1805 < v1;
   const bool v1808 = v1806 && v1807;
   if (v1808) {
@@ -2257,11 +2257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1816 = iron_f32_to_bf16(v1815);
     c[v1811] = v1816;
   }
-  const unsigned int v1817 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1817 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1818 = v616 + v1817;
-  const unsigned int v1819 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1819 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1820 = v615 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1822 = v1820 < v1;
   const bool v1823 = v1821 && v1822;
   if (v1823) {
@@ -2275,11 +2275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1831 = iron_f32_to_bf16(v1830);
     c[v1826] = v1831;
   }
-  const unsigned int v1832 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1832 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1833 = v616 + v1832;
-  const unsigned int v1834 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1834 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1835 = v615 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -2293,11 +2293,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1846 = iron_f32_to_bf16(v1845);
     c[v1841] = v1846;
   }
-  const unsigned int v1847 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1847 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1848 = v616 + v1847;
-  const unsigned int v1849 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1849 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1850 = v615 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1852 = v1850 < v1;
   const bool v1853 = v1851 && v1852;
   if (v1853) {
@@ -2311,11 +2311,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
     c[v1856] = v1861;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1862 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1863 = v616 + v1862;
-  const unsigned int v1864 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1864 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1865 = v615 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
@@ -2329,11 +2329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1876 = iron_f32_to_bf16(v1875);
     c[v1871] = v1876;
   }
-  const unsigned int v1877 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1877 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1878 = v616 + v1877;
-  const unsigned int v1879 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1879 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1882 = v1880 < v1;
   const bool v1883 = v1881 && v1882;
   if (v1883) {
@@ -2347,11 +2347,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1891 = iron_f32_to_bf16(v1890);
     c[v1886] = v1891;
   }
-  const unsigned int v1892 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1892 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1893 = v616 + v1892;
-  const unsigned int v1894 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1894 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1895 = v615 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -2365,11 +2365,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1906 = iron_f32_to_bf16(v1905);
     c[v1901] = v1906;
   }
-  const unsigned int v1907 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1907 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1908 = v616 + v1907;
-  const unsigned int v1909 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1909 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1910 = v615 + v1909;
-  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1912 = v1910 < v1;
   const bool v1913 = v1911 && v1912;
   if (v1913) {
@@ -2383,11 +2383,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1921 = iron_f32_to_bf16(v1920);
     c[v1916] = v1921;
   }
-  const unsigned int v1922 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1922 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1923 = v616 + v1922;
-  const unsigned int v1924 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1924 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1925 = v615 + v1924;
-  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1927 = v1925 < v1;
   const bool v1928 = v1926 && v1927;
   if (v1928) {
@@ -2401,11 +2401,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1936 = iron_f32_to_bf16(v1935);
     c[v1931] = v1936;
   }
-  const unsigned int v1937 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1937 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1938 = v616 + v1937;
-  const unsigned int v1939 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1939 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1940 = v615 + v1939;
-  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1942 = v1940 < v1;
   const bool v1943 = v1941 && v1942;
   if (v1943) {
@@ -2419,11 +2419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1951 = iron_f32_to_bf16(v1950);
     c[v1946] = v1951;
   }
-  const unsigned int v1952 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1952 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1953 = v616 + v1952;
-  const unsigned int v1954 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1954 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1955 = v615 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1957 = v1955 < v1;
   const bool v1958 = v1956 && v1957;
   if (v1958) {
@@ -2437,11 +2437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1966 = iron_f32_to_bf16(v1965);
     c[v1961] = v1966;
   }
-  const unsigned int v1967 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1967 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1968 = v616 + v1967;
-  const unsigned int v1969 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1969 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1970 = v615 + v1969;
-  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1972 = v1970 < v1;
   const bool v1973 = v1971 && v1972;
   if (v1973) {
@@ -2455,11 +2455,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
     c[v1976] = v1981;
   }
-  const unsigned int v1982 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1982 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1983 = v616 + v1982;
-  const unsigned int v1984 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1984 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1985 = v615 + v1984;
-  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1987 = v1985 < v1;
   const bool v1988 = v1986 && v1987;
   if (v1988) {
@@ -2473,11 +2473,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1996 = iron_f32_to_bf16(v1995);
     c[v1991] = v1996;
   }
-  const unsigned int v1997 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1997 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1998 = v616 + v1997;
-  const unsigned int v1999 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1999 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2000 = v615 + v1999;
-  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2002 = v2000 < v1;
   const bool v2003 = v2001 && v2002;
   if (v2003) {
@@ -2491,11 +2491,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2011 = iron_f32_to_bf16(v2010);
     c[v2006] = v2011;
   }
-  const unsigned int v2012 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2012 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2013 = v616 + v2012;
-  const unsigned int v2014 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2014 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2015 = v615 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2017 = v2015 < v1;
   const bool v2018 = v2016 && v2017;
   if (v2018) {
@@ -2509,11 +2509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2026 = iron_f32_to_bf16(v2025);
     c[v2021] = v2026;
   }
-  const unsigned int v2027 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2027 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2028 = v616 + v2027;
-  const unsigned int v2029 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2029 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2030 = v615 + v2029;
-  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2032 = v2030 < v1;
   const bool v2033 = v2031 && v2032;
   if (v2033) {
@@ -2527,11 +2527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
     c[v2036] = v2041;
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2042 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2043 = v616 + v2042;
-  const unsigned int v2044 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2044 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2045 = v615 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2545,11 +2545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2056 = iron_f32_to_bf16(v2055);
     c[v2051] = v2056;
   }
-  const unsigned int v2057 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2057 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2058 = v616 + v2057;
-  const unsigned int v2059 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2059 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2060 = v615 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2062 = v2060 < v1;
   const bool v2063 = v2061 && v2062;
   if (v2063) {
@@ -2563,11 +2563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2071 = iron_f32_to_bf16(v2070);
     c[v2066] = v2071;
   }
-  const unsigned int v2072 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2072 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2073 = v616 + v2072;
-  const unsigned int v2074 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2074 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2075 = v615 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
@@ -2581,11 +2581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
     c[v2081] = v2086;
   }
-  const unsigned int v2087 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2087 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2088 = v616 + v2087;
-  const unsigned int v2089 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2089 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2090 = v615 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
@@ -2599,11 +2599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2101 = iron_f32_to_bf16(v2100);
     c[v2096] = v2101;
   }
-  const unsigned int v2102 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2102 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2103 = v616 + v2102;
-  const unsigned int v2104 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2104 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2105 = v615 + v2104;
-  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2107 = v2105 < v1;
   const bool v2108 = v2106 && v2107;
   if (v2108) {
@@ -2617,11 +2617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2116 = iron_f32_to_bf16(v2115);
     c[v2111] = v2116;
   }
-  const unsigned int v2117 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2117 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2118 = v616 + v2117;
-  const unsigned int v2119 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2119 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2120 = v615 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2122 = v2120 < v1;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
@@ -2635,11 +2635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2131 = iron_f32_to_bf16(v2130);
     c[v2126] = v2131;
   }
-  const unsigned int v2132 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2132 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2133 = v616 + v2132;
-  const unsigned int v2134 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2134 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2135 = v615 + v2134;
-  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2137 = v2135 < v1;
   const bool v2138 = v2136 && v2137;
   if (v2138) {
@@ -2653,11 +2653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2146 = iron_f32_to_bf16(v2145);
     c[v2141] = v2146;
   }
-  const unsigned int v2147 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2147 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2148 = v616 + v2147;
-  const unsigned int v2149 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2149 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2150 = v615 + v2149;
-  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2152 = v2150 < v1;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
@@ -2671,11 +2671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2161 = iron_f32_to_bf16(v2160);
     c[v2156] = v2161;
   }
-  const unsigned int v2162 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2162 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2163 = v616 + v2162;
-  const unsigned int v2164 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2164 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2165 = v615 + v2164;
-  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2167 = v2165 < v1;
   const bool v2168 = v2166 && v2167;
   if (v2168) {
@@ -2689,11 +2689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2176 = iron_f32_to_bf16(v2175);
     c[v2171] = v2176;
   }
-  const unsigned int v2177 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2177 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2178 = v616 + v2177;
-  const unsigned int v2179 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2179 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2180 = v615 + v2179;
-  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2182 = v2180 < v1;
   const bool v2183 = v2181 && v2182;
   if (v2183) {
@@ -2707,11 +2707,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2191 = iron_f32_to_bf16(v2190);
     c[v2186] = v2191;
   }
-  const unsigned int v2192 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2192 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2193 = v616 + v2192;
-  const unsigned int v2194 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2194 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2195 = v615 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2197 = v2195 < v1;
   const bool v2198 = v2196 && v2197;
   if (v2198) {
@@ -2725,11 +2725,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2206 = iron_f32_to_bf16(v2205);
     c[v2201] = v2206;
   }
-  const unsigned int v2207 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2207 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2208 = v616 + v2207;
-  const unsigned int v2209 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2209 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2210 = v615 + v2209;
-  const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2212 = v2210 < v1;
   const bool v2213 = v2211 && v2212;
   if (v2213) {
@@ -2743,11 +2743,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2221 = iron_f32_to_bf16(v2220);
     c[v2216] = v2221;
   }
-  const unsigned int v2222 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2222 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2223 = v616 + v2222;
-  const unsigned int v2224 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2224 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2225 = v615 + v2224;
-  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2227 = v2225 < v1;
   const bool v2228 = v2226 && v2227;
   if (v2228) {
@@ -2761,11 +2761,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2236 = iron_f32_to_bf16(v2235);
     c[v2231] = v2236;
   }
-  const unsigned int v2237 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2237 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2238 = v616 + v2237;
-  const unsigned int v2239 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2239 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2240 = v615 + v2239;
-  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2242 = v2240 < v1;
   const bool v2243 = v2241 && v2242;
   if (v2243) {
@@ -2779,11 +2779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2251 = iron_f32_to_bf16(v2250);
     c[v2246] = v2251;
   }
-  const unsigned int v2252 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2252 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2253 = v616 + v2252;
-  const unsigned int v2254 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2254 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2255 = v615 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2797,11 +2797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2266 = iron_f32_to_bf16(v2265);
     c[v2261] = v2266;
   }
-  const unsigned int v2267 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2267 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2268 = v616 + v2267;
-  const unsigned int v2269 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2269 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2270 = v615 + v2269;
-  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2272 = v2270 < v1;
   const bool v2273 = v2271 && v2272;
   if (v2273) {
@@ -2815,11 +2815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2281 = iron_f32_to_bf16(v2280);
     c[v2276] = v2281;
   }
-  const unsigned int v2282 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2282 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2283 = v616 + v2282;
-  const unsigned int v2284 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2284 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2285 = v615 + v2284;
-  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2287 = v2285 < v1;
   const bool v2288 = v2286 && v2287;
   if (v2288) {
@@ -2833,11 +2833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2296 = iron_f32_to_bf16(v2295);
     c[v2291] = v2296;
   }
-  const unsigned int v2297 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2297 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2298 = v616 + v2297;
-  const unsigned int v2299 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2299 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2300 = v615 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2302 = v2300 < v1;
   const bool v2303 = v2301 && v2302;
   if (v2303) {
@@ -2851,11 +2851,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2311 = iron_f32_to_bf16(v2310);
     c[v2306] = v2311;
   }
-  const unsigned int v2312 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2312 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2313 = v616 + v2312;
-  const unsigned int v2314 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2314 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2315 = v615 + v2314;
-  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2317 = v2315 < v1;
   const bool v2318 = v2316 && v2317;
   if (v2318) {
@@ -2869,11 +2869,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2326 = iron_f32_to_bf16(v2325);
     c[v2321] = v2326;
   }
-  const unsigned int v2327 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2327 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2328 = v616 + v2327;
-  const unsigned int v2329 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2329 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2330 = v615 + v2329;
-  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2332 = v2330 < v1;
   const bool v2333 = v2331 && v2332;
   if (v2333) {
@@ -2887,11 +2887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2341 = iron_f32_to_bf16(v2340);
     c[v2336] = v2341;
   }
-  const unsigned int v2342 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2342 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2343 = v616 + v2342;
-  const unsigned int v2344 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2344 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2345 = v615 + v2344;
-  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -2905,11 +2905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2356 = iron_f32_to_bf16(v2355);
     c[v2351] = v2356;
   }
-  const unsigned int v2357 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2357 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2358 = v616 + v2357;
-  const unsigned int v2359 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2359 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2360 = v615 + v2359;
-  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2362 = v2360 < v1;
   const bool v2363 = v2361 && v2362;
   if (v2363) {
@@ -2923,11 +2923,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2371 = iron_f32_to_bf16(v2370);
     c[v2366] = v2371;
   }
-  const unsigned int v2372 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2372 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2373 = v616 + v2372;
-  const unsigned int v2374 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2374 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2375 = v615 + v2374;
-  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2377 = v2375 < v1;
   const bool v2378 = v2376 && v2377;
   if (v2378) {
@@ -2941,11 +2941,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2386 = iron_f32_to_bf16(v2385);
     c[v2381] = v2386;
   }
-  const unsigned int v2387 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2387 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2388 = v616 + v2387;
-  const unsigned int v2389 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2389 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2390 = v615 + v2389;
-  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2392 = v2390 < v1;
   const bool v2393 = v2391 && v2392;
   if (v2393) {
@@ -2959,11 +2959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2401 = iron_f32_to_bf16(v2400);
     c[v2396] = v2401;
   }
-  const unsigned int v2402 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2402 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2403 = v616 + v2402;
-  const unsigned int v2404 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2404 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2405 = v615 + v2404;
-  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2407 = v2405 < v1;
   const bool v2408 = v2406 && v2407;
   if (v2408) {
@@ -2977,11 +2977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2416 = iron_f32_to_bf16(v2415);
     c[v2411] = v2416;
   }
-  const unsigned int v2417 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2417 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2418 = v616 + v2417;
-  const unsigned int v2419 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2419 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2420 = v615 + v2419;
-  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2422 = v2420 < v1;
   const bool v2423 = v2421 && v2422;
   if (v2423) {
@@ -2995,11 +2995,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2431 = iron_f32_to_bf16(v2430);
     c[v2426] = v2431;
   }
-  const unsigned int v2432 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2432 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2433 = v616 + v2432;
-  const unsigned int v2434 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2434 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2435 = v615 + v2434;
-  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2437 = v2435 < v1;
   const bool v2438 = v2436 && v2437;
   if (v2438) {
@@ -3013,11 +3013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2446 = iron_f32_to_bf16(v2445);
     c[v2441] = v2446;
   }
-  const unsigned int v2447 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2447 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2448 = v616 + v2447;
-  const unsigned int v2449 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2449 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2450 = v615 + v2449;
-  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2452 = v2450 < v1;
   const bool v2453 = v2451 && v2452;
   if (v2453) {
@@ -3031,11 +3031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2461 = iron_f32_to_bf16(v2460);
     c[v2456] = v2461;
   }
-  const unsigned int v2462 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2462 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2463 = v616 + v2462;
-  const unsigned int v2464 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2464 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2465 = v615 + v2464;
-  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2467 = v2465 < v1;
   const bool v2468 = v2466 && v2467;
   if (v2468) {
@@ -3049,11 +3049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2476 = iron_f32_to_bf16(v2475);
     c[v2471] = v2476;
   }
-  const unsigned int v2477 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2477 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2478 = v616 + v2477;
-  const unsigned int v2479 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2479 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2480 = v615 + v2479;
-  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2482 = v2480 < v1;
   const bool v2483 = v2481 && v2482;
   if (v2483) {
@@ -3067,11 +3067,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2491 = iron_f32_to_bf16(v2490);
     c[v2486] = v2491;
   }
-  const unsigned int v2492 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2492 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2493 = v616 + v2492;
-  const unsigned int v2494 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2494 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2495 = v615 + v2494;
-  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2497 = v2495 < v1;
   const bool v2498 = v2496 && v2497;
   if (v2498) {
@@ -3085,11 +3085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2506 = iron_f32_to_bf16(v2505);
     c[v2501] = v2506;
   }
-  const unsigned int v2507 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2507 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2508 = v616 + v2507;
-  const unsigned int v2509 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2509 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2510 = v615 + v2509;
-  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2512 = v2510 < v1;
   const bool v2513 = v2511 && v2512;
   if (v2513) {
@@ -3103,11 +3103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2521 = iron_f32_to_bf16(v2520);
     c[v2516] = v2521;
   }
-  const unsigned int v2522 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2522 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2523 = v616 + v2522;
-  const unsigned int v2524 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2524 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2525 = v615 + v2524;
-  const bool v2526 = v2523 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2526 = v2523 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2527 = v2525 < v1;
   const bool v2528 = v2526 && v2527;
   if (v2528) {

@@ -261,697 +261,697 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    for (unsigned int v2395 = 0u; v2395 < 2u; v2395 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2395 = 0u; v2395 < 2u; v2395 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2396 = v2395 << 6u;
       const bool v2398 = v2396 < v2;
       if (v2398) {
-        const unsigned int v2400 = v2395 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2402 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2405 = v2402 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2408 = v2402 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2400 = v2395 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2402 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2405 = v2402 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2408 = v2402 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2409 = v2408 << 3u;
-        const unsigned int v2410 = v24 + v2405;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2410 = v24 + v2405;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2411 = v2410 < v0;
         const unsigned int v2412 = v2396 + v2409;
         const bool v2413 = v2412 < v2;
         const bool v2414 = v2411 && v2413;
-        const unsigned int v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2418 = v2416 + v2396;
         const unsigned int v2419 = v2418 + v2409;
         const unsigned int v2420 = v2414 ? v2419 : 0u;
-        const unsigned int v2422 = v2405 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2422 = v2405 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2423 = v2400 + v2422;
         const unsigned int v2424 = v2423 + v2409;
         iron_copy_async<16>(shm0 + (v2424 ^ (((v2424 >> 6u) & 7u) << 3u)), a + v2420, v2414);
-        const unsigned int v2427 = v2402 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2429 = v2427 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2432 = v2427 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2427 = v2402 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2429 = v2427 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2432 = v2427 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2433 = v2432 << 3u;
-        const unsigned int v2434 = v24 + v2429;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2434 = v24 + v2429;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2435 = v2434 < v0;
         const unsigned int v2436 = v2396 + v2433;
         const bool v2437 = v2436 < v2;
         const bool v2438 = v2435 && v2437;
-        const unsigned int v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2442 = v2440 + v2396;
         const unsigned int v2443 = v2442 + v2433;
         const unsigned int v2444 = v2438 ? v2443 : 0u;
-        const unsigned int v2446 = v2429 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2446 = v2429 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2447 = v2400 + v2446;
         const unsigned int v2448 = v2447 + v2433;
         iron_copy_async<16>(shm0 + (v2448 ^ (((v2448 >> 6u) & 7u) << 3u)), a + v2444, v2438);
-        const unsigned int v2451 = v2402 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2453 = v2451 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2456 = v2451 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2451 = v2402 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2453 = v2451 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2456 = v2451 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2457 = v2456 << 3u;
-        const unsigned int v2458 = v24 + v2453;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2458 = v24 + v2453;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2459 = v2458 < v0;
         const unsigned int v2460 = v2396 + v2457;
         const bool v2461 = v2460 < v2;
         const bool v2462 = v2459 && v2461;
-        const unsigned int v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2466 = v2464 + v2396;
         const unsigned int v2467 = v2466 + v2457;
         const unsigned int v2468 = v2462 ? v2467 : 0u;
-        const unsigned int v2470 = v2453 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2470 = v2453 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2471 = v2400 + v2470;
         const unsigned int v2472 = v2471 + v2457;
         iron_copy_async<16>(shm0 + (v2472 ^ (((v2472 >> 6u) & 7u) << 3u)), a + v2468, v2462);
-        const unsigned int v2475 = v2402 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2477 = v2475 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2480 = v2475 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2475 = v2402 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2477 = v2475 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2480 = v2475 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2481 = v2480 << 3u;
-        const unsigned int v2482 = v24 + v2477;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2482 = v24 + v2477;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2483 = v2482 < v0;
         const unsigned int v2484 = v2396 + v2481;
         const bool v2485 = v2484 < v2;
         const bool v2486 = v2483 && v2485;
-        const unsigned int v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2490 = v2488 + v2396;
         const unsigned int v2491 = v2490 + v2481;
         const unsigned int v2492 = v2486 ? v2491 : 0u;
-        const unsigned int v2494 = v2477 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2494 = v2477 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2495 = v2400 + v2494;
         const unsigned int v2496 = v2495 + v2481;
         iron_copy_async<16>(shm0 + (v2496 ^ (((v2496 >> 6u) & 7u) << 3u)), a + v2492, v2486);
-        const unsigned int v2499 = v2402 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2501 = v2499 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2504 = v2499 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2499 = v2402 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2501 = v2499 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2504 = v2499 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2505 = v2504 << 3u;
-        const unsigned int v2506 = v24 + v2501;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2506 = v24 + v2501;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2507 = v2506 < v0;
         const unsigned int v2508 = v2396 + v2505;
         const bool v2509 = v2508 < v2;
         const bool v2510 = v2507 && v2509;
-        const unsigned int v2512 = v2506 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2512 = v2506 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2514 = v2512 + v2396;
         const unsigned int v2515 = v2514 + v2505;
         const unsigned int v2516 = v2510 ? v2515 : 0u;
-        const unsigned int v2518 = v2501 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2518 = v2501 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2519 = v2400 + v2518;
         const unsigned int v2520 = v2519 + v2505;
         iron_copy_async<16>(shm0 + (v2520 ^ (((v2520 >> 6u) & 7u) << 3u)), a + v2516, v2510);
-        const unsigned int v2523 = v2402 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2525 = v2523 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2528 = v2523 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2523 = v2402 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2525 = v2523 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2528 = v2523 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2529 = v2528 << 3u;
-        const unsigned int v2530 = v24 + v2525;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2530 = v24 + v2525;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2531 = v2530 < v0;
         const unsigned int v2532 = v2396 + v2529;
         const bool v2533 = v2532 < v2;
         const bool v2534 = v2531 && v2533;
-        const unsigned int v2536 = v2530 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2536 = v2530 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2538 = v2536 + v2396;
         const unsigned int v2539 = v2538 + v2529;
         const unsigned int v2540 = v2534 ? v2539 : 0u;
-        const unsigned int v2542 = v2525 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2542 = v2525 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2543 = v2400 + v2542;
         const unsigned int v2544 = v2543 + v2529;
         iron_copy_async<16>(shm0 + (v2544 ^ (((v2544 >> 6u) & 7u) << 3u)), a + v2540, v2534);
-        const unsigned int v2547 = v2402 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2549 = v2547 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2552 = v2547 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2547 = v2402 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2549 = v2547 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2552 = v2547 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2553 = v2552 << 3u;
-        const unsigned int v2554 = v24 + v2549;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2554 = v24 + v2549;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2555 = v2554 < v0;
         const unsigned int v2556 = v2396 + v2553;
         const bool v2557 = v2556 < v2;
         const bool v2558 = v2555 && v2557;
-        const unsigned int v2560 = v2554 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2560 = v2554 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2562 = v2560 + v2396;
         const unsigned int v2563 = v2562 + v2553;
         const unsigned int v2564 = v2558 ? v2563 : 0u;
-        const unsigned int v2566 = v2549 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2566 = v2549 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2567 = v2400 + v2566;
         const unsigned int v2568 = v2567 + v2553;
         iron_copy_async<16>(shm0 + (v2568 ^ (((v2568 >> 6u) & 7u) << 3u)), a + v2564, v2558);
-        const unsigned int v2571 = v2402 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2573 = v2571 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2576 = v2571 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2571 = v2402 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2573 = v2571 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2576 = v2571 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2577 = v2576 << 3u;
-        const unsigned int v2578 = v24 + v2573;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2578 = v24 + v2573;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2579 = v2578 < v0;
         const unsigned int v2580 = v2396 + v2577;
         const bool v2581 = v2580 < v2;
         const bool v2582 = v2579 && v2581;
-        const unsigned int v2584 = v2578 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2584 = v2578 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2586 = v2584 + v2396;
         const unsigned int v2587 = v2586 + v2577;
         const unsigned int v2588 = v2582 ? v2587 : 0u;
-        const unsigned int v2590 = v2573 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2590 = v2573 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2591 = v2400 + v2590;
         const unsigned int v2592 = v2591 + v2577;
         iron_copy_async<16>(shm0 + (v2592 ^ (((v2592 >> 6u) & 7u) << 3u)), a + v2588, v2582);
-        const unsigned int v2599 = v2402 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2602 = v2402 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2599 = v2402 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2602 = v2402 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2603 = v2602 << 3u;
-        const unsigned int v2604 = v2396 + v2599;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2604 = v2396 + v2599;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2605 = v2604 < v2;
         const unsigned int v2606 = v28 + v2603;
         const bool v2607 = v2606 < v1;
         const bool v2608 = v2605 && v2607;
-        const unsigned int v2610 = v2604 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2610 = v2604 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2612 = v2610 + v28;
         const unsigned int v2613 = v2612 + v2603;
         const unsigned int v2614 = v2608 ? v2613 : 0u;
-        const unsigned int v2616 = v2599 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2616 = v2599 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2617 = v2400 + v2616;
         const unsigned int v2618 = v2617 + v2603;
         iron_copy_async<16>(shm1 + (v2618 ^ (((v2618 >> 7u) & 7u) << 3u)), b + v2614, v2608);
-        const unsigned int v2623 = v2427 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2626 = v2427 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2623 = v2427 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2626 = v2427 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2627 = v2626 << 3u;
-        const unsigned int v2628 = v2396 + v2623;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2628 = v2396 + v2623;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2629 = v2628 < v2;
         const unsigned int v2630 = v28 + v2627;
         const bool v2631 = v2630 < v1;
         const bool v2632 = v2629 && v2631;
-        const unsigned int v2634 = v2628 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2634 = v2628 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2636 = v2634 + v28;
         const unsigned int v2637 = v2636 + v2627;
         const unsigned int v2638 = v2632 ? v2637 : 0u;
-        const unsigned int v2640 = v2623 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2640 = v2623 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2641 = v2400 + v2640;
         const unsigned int v2642 = v2641 + v2627;
         iron_copy_async<16>(shm1 + (v2642 ^ (((v2642 >> 7u) & 7u) << 3u)), b + v2638, v2632);
-        const unsigned int v2647 = v2451 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2650 = v2451 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2647 = v2451 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2650 = v2451 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2651 = v2650 << 3u;
-        const unsigned int v2652 = v2396 + v2647;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2652 = v2396 + v2647;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2653 = v2652 < v2;
         const unsigned int v2654 = v28 + v2651;
         const bool v2655 = v2654 < v1;
         const bool v2656 = v2653 && v2655;
-        const unsigned int v2658 = v2652 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2658 = v2652 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2660 = v2658 + v28;
         const unsigned int v2661 = v2660 + v2651;
         const unsigned int v2662 = v2656 ? v2661 : 0u;
-        const unsigned int v2664 = v2647 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2664 = v2647 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2665 = v2400 + v2664;
         const unsigned int v2666 = v2665 + v2651;
         iron_copy_async<16>(shm1 + (v2666 ^ (((v2666 >> 7u) & 7u) << 3u)), b + v2662, v2656);
-        const unsigned int v2671 = v2475 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2674 = v2475 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2671 = v2475 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2674 = v2475 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2675 = v2674 << 3u;
-        const unsigned int v2676 = v2396 + v2671;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2676 = v2396 + v2671;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2677 = v2676 < v2;
         const unsigned int v2678 = v28 + v2675;
         const bool v2679 = v2678 < v1;
         const bool v2680 = v2677 && v2679;
-        const unsigned int v2682 = v2676 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2682 = v2676 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2684 = v2682 + v28;
         const unsigned int v2685 = v2684 + v2675;
         const unsigned int v2686 = v2680 ? v2685 : 0u;
-        const unsigned int v2688 = v2671 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2688 = v2671 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2689 = v2400 + v2688;
         const unsigned int v2690 = v2689 + v2675;
         iron_copy_async<16>(shm1 + (v2690 ^ (((v2690 >> 7u) & 7u) << 3u)), b + v2686, v2680);
-        const unsigned int v2695 = v2499 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2698 = v2499 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2695 = v2499 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2698 = v2499 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2699 = v2698 << 3u;
-        const unsigned int v2700 = v2396 + v2695;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2700 = v2396 + v2695;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2701 = v2700 < v2;
         const unsigned int v2702 = v28 + v2699;
         const bool v2703 = v2702 < v1;
         const bool v2704 = v2701 && v2703;
-        const unsigned int v2706 = v2700 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2706 = v2700 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2708 = v2706 + v28;
         const unsigned int v2709 = v2708 + v2699;
         const unsigned int v2710 = v2704 ? v2709 : 0u;
-        const unsigned int v2712 = v2695 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2712 = v2695 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2713 = v2400 + v2712;
         const unsigned int v2714 = v2713 + v2699;
         iron_copy_async<16>(shm1 + (v2714 ^ (((v2714 >> 7u) & 7u) << 3u)), b + v2710, v2704);
-        const unsigned int v2719 = v2523 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2722 = v2523 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2719 = v2523 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2722 = v2523 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2723 = v2722 << 3u;
-        const unsigned int v2724 = v2396 + v2719;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2724 = v2396 + v2719;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2725 = v2724 < v2;
         const unsigned int v2726 = v28 + v2723;
         const bool v2727 = v2726 < v1;
         const bool v2728 = v2725 && v2727;
-        const unsigned int v2730 = v2724 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2730 = v2724 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2732 = v2730 + v28;
         const unsigned int v2733 = v2732 + v2723;
         const unsigned int v2734 = v2728 ? v2733 : 0u;
-        const unsigned int v2736 = v2719 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2736 = v2719 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2737 = v2400 + v2736;
         const unsigned int v2738 = v2737 + v2723;
         iron_copy_async<16>(shm1 + (v2738 ^ (((v2738 >> 7u) & 7u) << 3u)), b + v2734, v2728);
-        const unsigned int v2743 = v2547 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2746 = v2547 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2743 = v2547 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2746 = v2547 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2747 = v2746 << 3u;
-        const unsigned int v2748 = v2396 + v2743;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2748 = v2396 + v2743;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2749 = v2748 < v2;
         const unsigned int v2750 = v28 + v2747;
         const bool v2751 = v2750 < v1;
         const bool v2752 = v2749 && v2751;
-        const unsigned int v2754 = v2748 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2754 = v2748 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2756 = v2754 + v28;
         const unsigned int v2757 = v2756 + v2747;
         const unsigned int v2758 = v2752 ? v2757 : 0u;
-        const unsigned int v2760 = v2743 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2760 = v2743 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2761 = v2400 + v2760;
         const unsigned int v2762 = v2761 + v2747;
         iron_copy_async<16>(shm1 + (v2762 ^ (((v2762 >> 7u) & 7u) << 3u)), b + v2758, v2752);
-        const unsigned int v2767 = v2571 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2770 = v2571 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2767 = v2571 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2770 = v2571 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2771 = v2770 << 3u;
-        const unsigned int v2772 = v2396 + v2767;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2772 = v2396 + v2767;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2773 = v2772 < v2;
         const unsigned int v2774 = v28 + v2771;
         const bool v2775 = v2774 < v1;
         const bool v2776 = v2773 && v2775;
-        const unsigned int v2778 = v2772 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2778 = v2772 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2780 = v2778 + v28;
         const unsigned int v2781 = v2780 + v2771;
         const unsigned int v2782 = v2776 ? v2781 : 0u;
-        const unsigned int v2784 = v2767 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2784 = v2767 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2785 = v2400 + v2784;
         const unsigned int v2786 = v2785 + v2771;
         iron_copy_async<16>(shm1 + (v2786 ^ (((v2786 >> 7u) & 7u) << 3u)), b + v2782, v2776);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2799 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v2799 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (unsigned int v2787 = 0u; v2787 < v2; v2787 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2787 = 0u; v2787 < v2; v2787 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2789 = v2787 >> 6u;
       const unsigned int v2791 = v2789 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2793 = v2791 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v2800 = v2793 + v2799;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v2793 = v2791 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2800 = v2793 + v2799;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2800, 64u);
-      const unsigned int v2805 = v2793 + v37;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2805 = v2793 + v37;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2805, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2811 = v2800 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2811 = v2800 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2811, 64u);
-      const unsigned int v2814 = v2793 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2814 = v2793 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v2815 = v2814 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2815, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2821 = v2800 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2821 = v2800 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2821, 64u);
-      const unsigned int v2824 = v2793 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2824 = v2793 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v2825 = v2824 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2825, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2831 = v2800 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2831 = v2800 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2831, 64u);
-      const unsigned int v2834 = v2793 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2834 = v2793 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v2835 = v2834 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2835, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2838 = v2787 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2838 = v2787 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2840 = v2789 + 2u;
       const unsigned int v2841 = v2840 % 3u;
       const bool v2842 = v2838 < v2;
       if (v2842) {
-        const unsigned int v2844 = v2841 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2846 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2849 = v2846 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2852 = v2846 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2844 = v2841 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2846 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2849 = v2846 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2852 = v2846 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2853 = v2852 << 3u;
-        const unsigned int v2854 = v24 + v2849;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2854 = v24 + v2849;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2855 = v2854 < v0;
         const unsigned int v2856 = v2838 + v2853;
         const bool v2857 = v2856 < v2;
         const bool v2858 = v2855 && v2857;
-        const unsigned int v2860 = v2854 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2860 = v2854 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2862 = v2860 + v2838;
         const unsigned int v2863 = v2862 + v2853;
         const unsigned int v2864 = v2858 ? v2863 : 0u;
-        const unsigned int v2866 = v2849 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2866 = v2849 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2867 = v2844 + v2866;
         const unsigned int v2868 = v2867 + v2853;
         iron_copy_async<16>(shm0 + (v2868 ^ (((v2868 >> 6u) & 7u) << 3u)), a + v2864, v2858);
-        const unsigned int v2871 = v2846 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2873 = v2871 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2876 = v2871 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2871 = v2846 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2873 = v2871 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2876 = v2871 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2877 = v2876 << 3u;
-        const unsigned int v2878 = v24 + v2873;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2878 = v24 + v2873;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2879 = v2878 < v0;
         const unsigned int v2880 = v2838 + v2877;
         const bool v2881 = v2880 < v2;
         const bool v2882 = v2879 && v2881;
-        const unsigned int v2884 = v2878 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2884 = v2878 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2886 = v2884 + v2838;
         const unsigned int v2887 = v2886 + v2877;
         const unsigned int v2888 = v2882 ? v2887 : 0u;
-        const unsigned int v2890 = v2873 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2890 = v2873 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2891 = v2844 + v2890;
         const unsigned int v2892 = v2891 + v2877;
         iron_copy_async<16>(shm0 + (v2892 ^ (((v2892 >> 6u) & 7u) << 3u)), a + v2888, v2882);
-        const unsigned int v2895 = v2846 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2897 = v2895 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2900 = v2895 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2895 = v2846 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2897 = v2895 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2900 = v2895 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2901 = v2900 << 3u;
-        const unsigned int v2902 = v24 + v2897;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2902 = v24 + v2897;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2903 = v2902 < v0;
         const unsigned int v2904 = v2838 + v2901;
         const bool v2905 = v2904 < v2;
         const bool v2906 = v2903 && v2905;
-        const unsigned int v2908 = v2902 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2908 = v2902 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2910 = v2908 + v2838;
         const unsigned int v2911 = v2910 + v2901;
         const unsigned int v2912 = v2906 ? v2911 : 0u;
-        const unsigned int v2914 = v2897 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2914 = v2897 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2915 = v2844 + v2914;
         const unsigned int v2916 = v2915 + v2901;
         iron_copy_async<16>(shm0 + (v2916 ^ (((v2916 >> 6u) & 7u) << 3u)), a + v2912, v2906);
-        const unsigned int v2919 = v2846 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2921 = v2919 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2924 = v2919 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2919 = v2846 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2921 = v2919 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2924 = v2919 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2925 = v2924 << 3u;
-        const unsigned int v2926 = v24 + v2921;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2926 = v24 + v2921;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2927 = v2926 < v0;
         const unsigned int v2928 = v2838 + v2925;
         const bool v2929 = v2928 < v2;
         const bool v2930 = v2927 && v2929;
-        const unsigned int v2932 = v2926 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2932 = v2926 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2934 = v2932 + v2838;
         const unsigned int v2935 = v2934 + v2925;
         const unsigned int v2936 = v2930 ? v2935 : 0u;
-        const unsigned int v2938 = v2921 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2938 = v2921 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2939 = v2844 + v2938;
         const unsigned int v2940 = v2939 + v2925;
         iron_copy_async<16>(shm0 + (v2940 ^ (((v2940 >> 6u) & 7u) << 3u)), a + v2936, v2930);
-        const unsigned int v2943 = v2846 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2945 = v2943 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2948 = v2943 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2943 = v2846 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2945 = v2943 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2948 = v2943 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2949 = v2948 << 3u;
-        const unsigned int v2950 = v24 + v2945;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2950 = v24 + v2945;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2951 = v2950 < v0;
         const unsigned int v2952 = v2838 + v2949;
         const bool v2953 = v2952 < v2;
         const bool v2954 = v2951 && v2953;
-        const unsigned int v2956 = v2950 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2956 = v2950 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2958 = v2956 + v2838;
         const unsigned int v2959 = v2958 + v2949;
         const unsigned int v2960 = v2954 ? v2959 : 0u;
-        const unsigned int v2962 = v2945 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2962 = v2945 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2963 = v2844 + v2962;
         const unsigned int v2964 = v2963 + v2949;
         iron_copy_async<16>(shm0 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), a + v2960, v2954);
-        const unsigned int v2967 = v2846 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2969 = v2967 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2972 = v2967 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2967 = v2846 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2969 = v2967 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2972 = v2967 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2973 = v2972 << 3u;
-        const unsigned int v2974 = v24 + v2969;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2974 = v24 + v2969;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2975 = v2974 < v0;
         const unsigned int v2976 = v2838 + v2973;
         const bool v2977 = v2976 < v2;
         const bool v2978 = v2975 && v2977;
-        const unsigned int v2980 = v2974 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2980 = v2974 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2982 = v2980 + v2838;
         const unsigned int v2983 = v2982 + v2973;
         const unsigned int v2984 = v2978 ? v2983 : 0u;
-        const unsigned int v2986 = v2969 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2986 = v2969 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2987 = v2844 + v2986;
         const unsigned int v2988 = v2987 + v2973;
         iron_copy_async<16>(shm0 + (v2988 ^ (((v2988 >> 6u) & 7u) << 3u)), a + v2984, v2978);
-        const unsigned int v2991 = v2846 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2993 = v2991 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2996 = v2991 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2991 = v2846 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2993 = v2991 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2996 = v2991 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2997 = v2996 << 3u;
-        const unsigned int v2998 = v24 + v2993;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2998 = v24 + v2993;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2999 = v2998 < v0;
         const unsigned int v3000 = v2838 + v2997;
         const bool v3001 = v3000 < v2;
         const bool v3002 = v2999 && v3001;
-        const unsigned int v3004 = v2998 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3004 = v2998 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3006 = v3004 + v2838;
         const unsigned int v3007 = v3006 + v2997;
         const unsigned int v3008 = v3002 ? v3007 : 0u;
-        const unsigned int v3010 = v2993 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3010 = v2993 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3011 = v2844 + v3010;
         const unsigned int v3012 = v3011 + v2997;
         iron_copy_async<16>(shm0 + (v3012 ^ (((v3012 >> 6u) & 7u) << 3u)), a + v3008, v3002);
-        const unsigned int v3015 = v2846 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3017 = v3015 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3020 = v3015 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3015 = v2846 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3017 = v3015 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3020 = v3015 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3021 = v3020 << 3u;
-        const unsigned int v3022 = v24 + v3017;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3022 = v24 + v3017;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3023 = v3022 < v0;
         const unsigned int v3024 = v2838 + v3021;
         const bool v3025 = v3024 < v2;
         const bool v3026 = v3023 && v3025;
-        const unsigned int v3028 = v3022 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3028 = v3022 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3030 = v3028 + v2838;
         const unsigned int v3031 = v3030 + v3021;
         const unsigned int v3032 = v3026 ? v3031 : 0u;
-        const unsigned int v3034 = v3017 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3034 = v3017 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3035 = v2844 + v3034;
         const unsigned int v3036 = v3035 + v3021;
         iron_copy_async<16>(shm0 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), a + v3032, v3026);
-        const unsigned int v3043 = v2846 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3046 = v2846 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3043 = v2846 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3046 = v2846 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3047 = v3046 << 3u;
-        const unsigned int v3048 = v2838 + v3043;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3048 = v2838 + v3043;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3049 = v3048 < v2;
         const unsigned int v3050 = v28 + v3047;
         const bool v3051 = v3050 < v1;
         const bool v3052 = v3049 && v3051;
-        const unsigned int v3054 = v3048 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3054 = v3048 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3056 = v3054 + v28;
         const unsigned int v3057 = v3056 + v3047;
         const unsigned int v3058 = v3052 ? v3057 : 0u;
-        const unsigned int v3060 = v3043 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3060 = v3043 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3061 = v2844 + v3060;
         const unsigned int v3062 = v3061 + v3047;
         iron_copy_async<16>(shm1 + (v3062 ^ (((v3062 >> 7u) & 7u) << 3u)), b + v3058, v3052);
-        const unsigned int v3067 = v2871 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3070 = v2871 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3067 = v2871 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3070 = v2871 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3071 = v3070 << 3u;
-        const unsigned int v3072 = v2838 + v3067;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3072 = v2838 + v3067;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3073 = v3072 < v2;
         const unsigned int v3074 = v28 + v3071;
         const bool v3075 = v3074 < v1;
         const bool v3076 = v3073 && v3075;
-        const unsigned int v3078 = v3072 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3078 = v3072 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3080 = v3078 + v28;
         const unsigned int v3081 = v3080 + v3071;
         const unsigned int v3082 = v3076 ? v3081 : 0u;
-        const unsigned int v3084 = v3067 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3084 = v3067 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3085 = v2844 + v3084;
         const unsigned int v3086 = v3085 + v3071;
         iron_copy_async<16>(shm1 + (v3086 ^ (((v3086 >> 7u) & 7u) << 3u)), b + v3082, v3076);
-        const unsigned int v3091 = v2895 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3094 = v2895 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3091 = v2895 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3094 = v2895 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3095 = v3094 << 3u;
-        const unsigned int v3096 = v2838 + v3091;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3096 = v2838 + v3091;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3097 = v3096 < v2;
         const unsigned int v3098 = v28 + v3095;
         const bool v3099 = v3098 < v1;
         const bool v3100 = v3097 && v3099;
-        const unsigned int v3102 = v3096 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3102 = v3096 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3104 = v3102 + v28;
         const unsigned int v3105 = v3104 + v3095;
         const unsigned int v3106 = v3100 ? v3105 : 0u;
-        const unsigned int v3108 = v3091 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3108 = v3091 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3109 = v2844 + v3108;
         const unsigned int v3110 = v3109 + v3095;
         iron_copy_async<16>(shm1 + (v3110 ^ (((v3110 >> 7u) & 7u) << 3u)), b + v3106, v3100);
-        const unsigned int v3115 = v2919 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3118 = v2919 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3115 = v2919 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3118 = v2919 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3119 = v3118 << 3u;
-        const unsigned int v3120 = v2838 + v3115;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3120 = v2838 + v3115;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3121 = v3120 < v2;
         const unsigned int v3122 = v28 + v3119;
         const bool v3123 = v3122 < v1;
         const bool v3124 = v3121 && v3123;
-        const unsigned int v3126 = v3120 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3126 = v3120 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3128 = v3126 + v28;
         const unsigned int v3129 = v3128 + v3119;
         const unsigned int v3130 = v3124 ? v3129 : 0u;
-        const unsigned int v3132 = v3115 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3132 = v3115 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3133 = v2844 + v3132;
         const unsigned int v3134 = v3133 + v3119;
         iron_copy_async<16>(shm1 + (v3134 ^ (((v3134 >> 7u) & 7u) << 3u)), b + v3130, v3124);
-        const unsigned int v3139 = v2943 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3142 = v2943 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3139 = v2943 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3142 = v2943 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3143 = v3142 << 3u;
-        const unsigned int v3144 = v2838 + v3139;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3144 = v2838 + v3139;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3145 = v3144 < v2;
         const unsigned int v3146 = v28 + v3143;
         const bool v3147 = v3146 < v1;
         const bool v3148 = v3145 && v3147;
-        const unsigned int v3150 = v3144 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3150 = v3144 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3152 = v3150 + v28;
         const unsigned int v3153 = v3152 + v3143;
         const unsigned int v3154 = v3148 ? v3153 : 0u;
-        const unsigned int v3156 = v3139 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3156 = v3139 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3157 = v2844 + v3156;
         const unsigned int v3158 = v3157 + v3143;
         iron_copy_async<16>(shm1 + (v3158 ^ (((v3158 >> 7u) & 7u) << 3u)), b + v3154, v3148);
-        const unsigned int v3163 = v2967 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3166 = v2967 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3163 = v2967 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3166 = v2967 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3167 = v3166 << 3u;
-        const unsigned int v3168 = v2838 + v3163;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3168 = v2838 + v3163;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3169 = v3168 < v2;
         const unsigned int v3170 = v28 + v3167;
         const bool v3171 = v3170 < v1;
         const bool v3172 = v3169 && v3171;
-        const unsigned int v3174 = v3168 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3174 = v3168 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3176 = v3174 + v28;
         const unsigned int v3177 = v3176 + v3167;
         const unsigned int v3178 = v3172 ? v3177 : 0u;
-        const unsigned int v3180 = v3163 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3180 = v3163 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3181 = v2844 + v3180;
         const unsigned int v3182 = v3181 + v3167;
         iron_copy_async<16>(shm1 + (v3182 ^ (((v3182 >> 7u) & 7u) << 3u)), b + v3178, v3172);
-        const unsigned int v3187 = v2991 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3190 = v2991 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3187 = v2991 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3190 = v2991 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3191 = v3190 << 3u;
-        const unsigned int v3192 = v2838 + v3187;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3192 = v2838 + v3187;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3193 = v3192 < v2;
         const unsigned int v3194 = v28 + v3191;
         const bool v3195 = v3194 < v1;
         const bool v3196 = v3193 && v3195;
-        const unsigned int v3198 = v3192 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3198 = v3192 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3200 = v3198 + v28;
         const unsigned int v3201 = v3200 + v3191;
         const unsigned int v3202 = v3196 ? v3201 : 0u;
-        const unsigned int v3204 = v3187 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3204 = v3187 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3205 = v2844 + v3204;
         const unsigned int v3206 = v3205 + v3191;
         iron_copy_async<16>(shm1 + (v3206 ^ (((v3206 >> 7u) & 7u) << 3u)), b + v3202, v3196);
-        const unsigned int v3211 = v3015 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3214 = v3015 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3211 = v3015 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3214 = v3015 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3215 = v3214 << 3u;
-        const unsigned int v3216 = v2838 + v3211;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3216 = v2838 + v3211;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3217 = v3216 < v2;
         const unsigned int v3218 = v28 + v3215;
         const bool v3219 = v3218 < v1;
         const bool v3220 = v3217 && v3219;
-        const unsigned int v3222 = v3216 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3222 = v3216 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3224 = v3222 + v28;
         const unsigned int v3225 = v3224 + v3215;
         const unsigned int v3226 = v3220 ? v3225 : 0u;
-        const unsigned int v3228 = v3211 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3228 = v3211 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3229 = v2844 + v3228;
         const unsigned int v3230 = v3229 + v3215;
         iron_copy_async<16>(shm1 + (v3230 ^ (((v3230 >> 7u) & 7u) << 3u)), b + v3226, v3220);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v505 = threadIdx.x;
-    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const unsigned int v573 = v561 + 16u;
-    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v513 = v512 < v0;
         const unsigned int v514 = v503 + v511;
         const bool v515 = v514 < v2;
         const bool v516 = v513 && v515;
         if (v516) {
-          const unsigned int v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v520 = v518 + v503;
           const unsigned int v521 = v520 + v511;
           const iron_bf16 v522 = a[v521];
-          const unsigned int v524 = v509 << 6u;
+          const unsigned int v524 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v525 = v524 + v511;
           shm0[(v525 ^ (((v525 >> 6u) & 7u) << 3u))] = v522;
         } else {
-          const unsigned int v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v528 = v527 + v511;
           shm0[(v528 ^ (((v528 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v539 = v538 < v2;
         const unsigned int v540 = v28 + v537;
         const bool v541 = v540 < v1;
         const bool v542 = v539 && v541;
         if (v542) {
-          const unsigned int v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v546 = v544 + v28;
           const unsigned int v547 = v546 + v537;
           const iron_bf16 v548 = b[v547];
-          const unsigned int v550 = v535 << 7u;
+          const unsigned int v550 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v551 = v550 + v537;
           shm1[(v551 ^ (((v551 >> 7u) & 7u) << 3u))] = v548;
         } else {
-          const unsigned int v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v554 = v553 + v537;
           shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v599 = v24 + v33;
-  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v601 = v599 + v600;
-  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -964,11 +964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v613 = v612 + v603;
     out[v613] = v611;
   }
-  const unsigned int v614 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v614 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v615 = v599 + v614;
-  const unsigned int v616 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v616 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v617 = v598 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v619 = v617 < v1;
   const bool v620 = v618 && v619;
   if (v620) {
@@ -981,11 +981,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v627 = v626 + v617;
     out[v627] = v625;
   }
-  const unsigned int v628 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v628 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v629 = v599 + v628;
-  const unsigned int v630 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v630 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v631 = v598 + v630;
-  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v633 = v631 < v1;
   const bool v634 = v632 && v633;
   if (v634) {
@@ -998,11 +998,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v641 = v640 + v631;
     out[v641] = v639;
   }
-  const unsigned int v642 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v642 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v643 = v599 + v642;
-  const unsigned int v644 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v644 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v645 = v598 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -1015,11 +1015,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v655 = v654 + v645;
     out[v655] = v653;
   }
-  const unsigned int v656 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v656 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v657 = v599 + v656;
-  const unsigned int v658 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v658 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v659 = v598 + v658;
-  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v661 = v659 < v1;
   const bool v662 = v660 && v661;
   if (v662) {
@@ -1032,11 +1032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v669 = v668 + v659;
     out[v669] = v667;
   }
-  const unsigned int v670 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v670 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v671 = v599 + v670;
-  const unsigned int v672 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v672 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v673 = v598 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v675 = v673 < v1;
   const bool v676 = v674 && v675;
   if (v676) {
@@ -1049,11 +1049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v683 = v682 + v673;
     out[v683] = v681;
   }
-  const unsigned int v684 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v684 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v685 = v599 + v684;
-  const unsigned int v686 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v686 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v687 = v598 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -1066,11 +1066,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v697 = v696 + v687;
     out[v697] = v695;
   }
-  const unsigned int v698 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v698 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v699 = v599 + v698;
-  const unsigned int v700 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v700 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v701 = v598 + v700;
-  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v703 = v701 < v1;
   const bool v704 = v702 && v703;
   if (v704) {
@@ -1083,11 +1083,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v711 = v710 + v701;
     out[v711] = v709;
   }
-  const unsigned int v712 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v712 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v713 = v599 + v712;
-  const unsigned int v714 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v714 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v715 = v598 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -1100,11 +1100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v725 = v724 + v715;
     out[v725] = v723;
   }
-  const unsigned int v726 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v726 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v727 = v599 + v726;
-  const unsigned int v728 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v728 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v729 = v598 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -1117,11 +1117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v739 = v738 + v729;
     out[v739] = v737;
   }
-  const unsigned int v740 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v740 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v741 = v599 + v740;
-  const unsigned int v742 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v742 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v743 = v598 + v742;
-  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v745 = v743 < v1;
   const bool v746 = v744 && v745;
   if (v746) {
@@ -1134,11 +1134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v753 = v752 + v743;
     out[v753] = v751;
   }
-  const unsigned int v754 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v754 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v755 = v599 + v754;
-  const unsigned int v756 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v756 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v757 = v598 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v759 = v757 < v1;
   const bool v760 = v758 && v759;
   if (v760) {
@@ -1151,11 +1151,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v767 = v766 + v757;
     out[v767] = v765;
   }
-  const unsigned int v768 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v768 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v769 = v599 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v770 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v771 = v598 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -1168,11 +1168,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v781 = v780 + v771;
     out[v781] = v779;
   }
-  const unsigned int v782 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v782 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v783 = v599 + v782;
-  const unsigned int v784 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v784 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v785 = v598 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -1185,11 +1185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v795 = v794 + v785;
     out[v795] = v793;
   }
-  const unsigned int v796 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v796 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v797 = v599 + v796;
-  const unsigned int v798 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v798 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v799 = v598 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -1202,11 +1202,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v809 = v808 + v799;
     out[v809] = v807;
   }
-  const unsigned int v810 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v810 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v811 = v599 + v810;
-  const unsigned int v812 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v812 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v813 = v598 + v812;
-  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -1219,11 +1219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v823 = v822 + v813;
     out[v823] = v821;
   }
-  const unsigned int v824 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v824 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v825 = v599 + v824;
-  const unsigned int v826 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v826 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v827 = v598 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
@@ -1236,11 +1236,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v837 = v836 + v827;
     out[v837] = v835;
   }
-  const unsigned int v838 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v838 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v839 = v599 + v838;
-  const unsigned int v840 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v840 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v841 = v598 + v840;
-  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v843 = v841 < v1;
   const bool v844 = v842 && v843;
   if (v844) {
@@ -1253,11 +1253,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v851 = v850 + v841;
     out[v851] = v849;
   }
-  const unsigned int v852 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v852 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v853 = v599 + v852;
-  const unsigned int v854 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v854 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v855 = v598 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -1270,11 +1270,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v865 = v864 + v855;
     out[v865] = v863;
   }
-  const unsigned int v866 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v866 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v867 = v599 + v866;
-  const unsigned int v868 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v868 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v869 = v598 + v868;
-  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v871 = v869 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
@@ -1287,11 +1287,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v879 = v878 + v869;
     out[v879] = v877;
   }
-  const unsigned int v880 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v880 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v881 = v599 + v880;
-  const unsigned int v882 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v882 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v883 = v598 + v882;
-  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -1304,11 +1304,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v893 = v892 + v883;
     out[v893] = v891;
   }
-  const unsigned int v894 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v894 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v895 = v599 + v894;
-  const unsigned int v896 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v896 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v897 = v598 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v899 = v897 < v1;
   const bool v900 = v898 && v899;
   if (v900) {
@@ -1321,11 +1321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v907 = v906 + v897;
     out[v907] = v905;
   }
-  const unsigned int v908 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v908 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v909 = v599 + v908;
-  const unsigned int v910 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v910 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v911 = v598 + v910;
-  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v913 = v911 < v1;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -1338,11 +1338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v921 = v920 + v911;
     out[v921] = v919;
   }
-  const unsigned int v922 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v922 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v923 = v599 + v922;
-  const unsigned int v924 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v924 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v925 = v598 + v924;
-  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v927 = v925 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
@@ -1355,11 +1355,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v935 = v934 + v925;
     out[v935] = v933;
   }
-  const unsigned int v936 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v936 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v937 = v599 + v936;
-  const unsigned int v938 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v938 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v939 = v598 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -1372,11 +1372,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v949 = v948 + v939;
     out[v949] = v947;
   }
-  const unsigned int v950 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v950 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v951 = v599 + v950;
-  const unsigned int v952 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v952 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v953 = v598 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v955 = v953 < v1;
   const bool v956 = v954 && v955;
   if (v956) {
@@ -1389,11 +1389,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v963 = v962 + v953;
     out[v963] = v961;
   }
-  const unsigned int v964 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v964 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v965 = v599 + v964;
-  const unsigned int v966 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v966 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v967 = v598 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -1406,11 +1406,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v977 = v976 + v967;
     out[v977] = v975;
   }
-  const unsigned int v978 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v978 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v979 = v599 + v978;
-  const unsigned int v980 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v980 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v981 = v598 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -1423,11 +1423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v991 = v990 + v981;
     out[v991] = v989;
   }
-  const unsigned int v992 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v992 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v993 = v599 + v992;
-  const unsigned int v994 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v994 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v995 = v598 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1440,11 +1440,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1005 = v1004 + v995;
     out[v1005] = v1003;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1006 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1007 = v599 + v1006;
-  const unsigned int v1008 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1008 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1009 = v598 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
@@ -1457,11 +1457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1019 = v1018 + v1009;
     out[v1019] = v1017;
   }
-  const unsigned int v1020 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1020 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1021 = v599 + v1020;
-  const unsigned int v1022 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1022 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1023 = v598 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1474,11 +1474,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1033 = v1032 + v1023;
     out[v1033] = v1031;
   }
-  const unsigned int v1034 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1034 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1035 = v599 + v1034;
-  const unsigned int v1036 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1036 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1037 = v598 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1039 = v1037 < v1;
   const bool v1040 = v1038 && v1039;
   if (v1040) {
@@ -1491,11 +1491,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1047 = v1046 + v1037;
     out[v1047] = v1045;
   }
-  const unsigned int v1048 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1048 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1049 = v599 + v1048;
-  const unsigned int v1050 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1050 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1051 = v598 + v1050;
-  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1508,11 +1508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1061 = v1060 + v1051;
     out[v1061] = v1059;
   }
-  const unsigned int v1062 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1062 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1063 = v599 + v1062;
-  const unsigned int v1064 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1064 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1065 = v598 + v1064;
-  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -1525,11 +1525,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1075 = v1074 + v1065;
     out[v1075] = v1073;
   }
-  const unsigned int v1076 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1076 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1077 = v599 + v1076;
-  const unsigned int v1078 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1078 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1079 = v598 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1542,11 +1542,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1089 = v1088 + v1079;
     out[v1089] = v1087;
   }
-  const unsigned int v1090 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1090 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1091 = v599 + v1090;
-  const unsigned int v1092 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1092 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1093 = v598 + v1092;
-  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1095 = v1093 < v1;
   const bool v1096 = v1094 && v1095;
   if (v1096) {
@@ -1559,11 +1559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1103 = v1102 + v1093;
     out[v1103] = v1101;
   }
-  const unsigned int v1104 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1104 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1105 = v599 + v1104;
-  const unsigned int v1106 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1106 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1107 = v598 + v1106;
-  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1576,11 +1576,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1117 = v1116 + v1107;
     out[v1117] = v1115;
   }
-  const unsigned int v1118 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1118 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1119 = v599 + v1118;
-  const unsigned int v1120 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1120 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1121 = v598 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1123 = v1121 < v1;
   const bool v1124 = v1122 && v1123;
   if (v1124) {
@@ -1593,11 +1593,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1131 = v1130 + v1121;
     out[v1131] = v1129;
   }
-  const unsigned int v1132 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1132 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1133 = v599 + v1132;
-  const unsigned int v1134 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1134 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1135 = v598 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1137 = v1135 < v1;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1610,11 +1610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1145 = v1144 + v1135;
     out[v1145] = v1143;
   }
-  const unsigned int v1146 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1146 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1147 = v599 + v1146;
-  const unsigned int v1148 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1148 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1149 = v598 + v1148;
-  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1627,11 +1627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1159 = v1158 + v1149;
     out[v1159] = v1157;
   }
-  const unsigned int v1160 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1160 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1161 = v599 + v1160;
-  const unsigned int v1162 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1162 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1163 = v598 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1644,11 +1644,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1173 = v1172 + v1163;
     out[v1173] = v1171;
   }
-  const unsigned int v1174 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1174 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1175 = v599 + v1174;
-  const unsigned int v1176 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1176 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1177 = v598 + v1176;
-  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -1661,11 +1661,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1187 = v1186 + v1177;
     out[v1187] = v1185;
   }
-  const unsigned int v1188 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1188 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1189 = v599 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1190 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1191 = v598 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1678,11 +1678,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1201 = v1200 + v1191;
     out[v1201] = v1199;
   }
-  const unsigned int v1202 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1202 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1203 = v599 + v1202;
-  const unsigned int v1204 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1204 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1205 = v598 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
@@ -1695,11 +1695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1215 = v1214 + v1205;
     out[v1215] = v1213;
   }
-  const unsigned int v1216 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1216 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1217 = v599 + v1216;
-  const unsigned int v1218 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1218 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1219 = v598 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1712,11 +1712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1229 = v1228 + v1219;
     out[v1229] = v1227;
   }
-  const unsigned int v1230 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1230 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1231 = v599 + v1230;
-  const unsigned int v1232 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1232 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1233 = v598 + v1232;
-  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1729,11 +1729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1243 = v1242 + v1233;
     out[v1243] = v1241;
   }
-  const unsigned int v1244 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1244 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1245 = v599 + v1244;
-  const unsigned int v1246 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1246 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1247 = v598 + v1246;
-  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1746,11 +1746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1257 = v1256 + v1247;
     out[v1257] = v1255;
   }
-  const unsigned int v1258 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1258 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1259 = v599 + v1258;
-  const unsigned int v1260 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1260 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1261 = v598 + v1260;
-  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1263 = v1261 < v1;
   const bool v1264 = v1262 && v1263;
   if (v1264) {
@@ -1763,11 +1763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1271 = v1270 + v1261;
     out[v1271] = v1269;
   }
-  const unsigned int v1272 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1272 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1273 = v599 + v1272;
-  const unsigned int v1274 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1274 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1275 = v598 + v1274;
-  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1780,11 +1780,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1285 = v1284 + v1275;
     out[v1285] = v1283;
   }
-  const unsigned int v1286 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1286 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1287 = v599 + v1286;
-  const unsigned int v1288 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1288 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1289 = v598 + v1288;
-  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1291 = v1289 < v1;
   const bool v1292 = v1290 && v1291;
   if (v1292) {
@@ -1797,11 +1797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1299 = v1298 + v1289;
     out[v1299] = v1297;
   }
-  const unsigned int v1300 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1300 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1301 = v599 + v1300;
-  const unsigned int v1302 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1302 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1303 = v598 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1305 = v1303 < v1;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1814,11 +1814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1313 = v1312 + v1303;
     out[v1313] = v1311;
   }
-  const unsigned int v1314 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1314 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1315 = v599 + v1314;
-  const unsigned int v1316 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1316 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1317 = v598 + v1316;
-  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1831,11 +1831,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1327 = v1326 + v1317;
     out[v1327] = v1325;
   }
-  const unsigned int v1328 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1328 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1329 = v599 + v1328;
-  const unsigned int v1330 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1330 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1331 = v598 + v1330;
-  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1333 = v1331 < v1;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1848,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1341 = v1340 + v1331;
     out[v1341] = v1339;
   }
-  const unsigned int v1342 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1342 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1343 = v599 + v1342;
-  const unsigned int v1344 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1344 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1345 = v598 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1865,11 +1865,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1355 = v1354 + v1345;
     out[v1355] = v1353;
   }
-  const unsigned int v1356 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1356 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1357 = v599 + v1356;
-  const unsigned int v1358 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1358 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1359 = v598 + v1358;
-  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1882,11 +1882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1369 = v1368 + v1359;
     out[v1369] = v1367;
   }
-  const unsigned int v1370 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1370 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1371 = v599 + v1370;
-  const unsigned int v1372 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1372 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1373 = v598 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1375 = v1373 < v1;
   const bool v1376 = v1374 && v1375;
   if (v1376) {
@@ -1899,11 +1899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1383 = v1382 + v1373;
     out[v1383] = v1381;
   }
-  const unsigned int v1384 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1384 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1385 = v599 + v1384;
-  const unsigned int v1386 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1386 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1387 = v598 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
@@ -1916,11 +1916,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1397 = v1396 + v1387;
     out[v1397] = v1395;
   }
-  const unsigned int v1398 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1398 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1399 = v599 + v1398;
-  const unsigned int v1400 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1400 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1401 = v598 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1933,11 +1933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1411 = v1410 + v1401;
     out[v1411] = v1409;
   }
-  const unsigned int v1412 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1412 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1413 = v599 + v1412;
-  const unsigned int v1414 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1414 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1415 = v598 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1950,11 +1950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1425 = v1424 + v1415;
     out[v1425] = v1423;
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1426 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1427 = v599 + v1426;
-  const unsigned int v1428 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1428 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1429 = v598 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1967,11 +1967,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1439 = v1438 + v1429;
     out[v1439] = v1437;
   }
-  const unsigned int v1440 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1440 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1441 = v599 + v1440;
-  const unsigned int v1442 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1442 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1443 = v598 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1984,11 +1984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1453 = v1452 + v1443;
     out[v1453] = v1451;
   }
-  const unsigned int v1454 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1454 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1455 = v599 + v1454;
-  const unsigned int v1456 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1456 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1457 = v598 + v1456;
-  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1459 = v1457 < v1;
   const bool v1460 = v1458 && v1459;
   if (v1460) {
@@ -2001,11 +2001,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1467 = v1466 + v1457;
     out[v1467] = v1465;
   }
-  const unsigned int v1468 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1468 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1469 = v599 + v1468;
-  const unsigned int v1470 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1470 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1471 = v598 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -2018,11 +2018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1481 = v1480 + v1471;
     out[v1481] = v1479;
   }
-  const unsigned int v1482 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1482 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1483 = v599 + v1482;
-  const unsigned int v1484 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1484 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1485 = v598 + v1484;
-  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -2035,11 +2035,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1495 = v1494 + v1485;
     out[v1495] = v1493;
   }
-  const unsigned int v1496 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1496 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1497 = v599 + v1496;
-  const unsigned int v1498 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1498 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1499 = v598 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -2052,11 +2052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1509 = v1508 + v1499;
     out[v1509] = v1507;
   }
-  const unsigned int v1510 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1510 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1511 = v599 + v1510;
-  const unsigned int v1512 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1512 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1513 = v598 + v1512;
-  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1515 = v1513 < v1;
   const bool v1516 = v1514 && v1515;
   if (v1516) {
@@ -2069,11 +2069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1523 = v1522 + v1513;
     out[v1523] = v1521;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1524 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1525 = v599 + v1524;
-  const unsigned int v1526 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1526 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1527 = v598 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -2086,11 +2086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1537 = v1536 + v1527;
     out[v1537] = v1535;
   }
-  const unsigned int v1538 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1538 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1539 = v599 + v1538;
-  const unsigned int v1540 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1540 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1541 = v598 + v1540;
-  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1543 = v1541 < v1;
   const bool v1544 = v1542 && v1543;
   if (v1544) {
@@ -2103,11 +2103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1551 = v1550 + v1541;
     out[v1551] = v1549;
   }
-  const unsigned int v1552 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1552 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1553 = v599 + v1552;
-  const unsigned int v1554 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1554 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1555 = v598 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -2120,11 +2120,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1565 = v1564 + v1555;
     out[v1565] = v1563;
   }
-  const unsigned int v1566 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1566 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1567 = v599 + v1566;
-  const unsigned int v1568 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1568 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1569 = v598 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -2137,11 +2137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1579 = v1578 + v1569;
     out[v1579] = v1577;
   }
-  const unsigned int v1580 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1580 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1581 = v599 + v1580;
-  const unsigned int v1582 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1582 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1583 = v598 + v1582;
-  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1585 = v1583 < v1;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -2154,11 +2154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1593 = v1592 + v1583;
     out[v1593] = v1591;
   }
-  const unsigned int v1594 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1594 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1595 = v599 + v1594;
-  const unsigned int v1596 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1596 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1597 = v598 + v1596;
-  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -2171,11 +2171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1607 = v1606 + v1597;
     out[v1607] = v1605;
   }
-  const unsigned int v1608 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1608 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1609 = v599 + v1608;
-  const unsigned int v1610 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1610 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1611 = v598 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -2188,11 +2188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1621 = v1620 + v1611;
     out[v1621] = v1619;
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1622 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1623 = v599 + v1622;
-  const unsigned int v1624 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1624 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1625 = v598 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -2205,11 +2205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1635 = v1634 + v1625;
     out[v1635] = v1633;
   }
-  const unsigned int v1636 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1636 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1637 = v599 + v1636;
-  const unsigned int v1638 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1638 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1639 = v598 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -2222,11 +2222,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1649 = v1648 + v1639;
     out[v1649] = v1647;
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1650 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1651 = v599 + v1650;
-  const unsigned int v1652 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1652 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1653 = v598 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1663 = v1662 + v1653;
     out[v1663] = v1661;
   }
-  const unsigned int v1664 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1664 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1665 = v599 + v1664;
-  const unsigned int v1666 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1666 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1667 = v598 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1669 = v1667 < v1;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
@@ -2256,11 +2256,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1677 = v1676 + v1667;
     out[v1677] = v1675;
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1678 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1679 = v599 + v1678;
-  const unsigned int v1680 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1680 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1681 = v598 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1683 = v1681 < v1;
   const bool v1684 = v1682 && v1683;
   if (v1684) {
@@ -2273,11 +2273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1691 = v1690 + v1681;
     out[v1691] = v1689;
   }
-  const unsigned int v1692 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1692 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1693 = v599 + v1692;
-  const unsigned int v1694 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1694 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1695 = v598 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -2290,11 +2290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1705 = v1704 + v1695;
     out[v1705] = v1703;
   }
-  const unsigned int v1706 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1706 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1707 = v599 + v1706;
-  const unsigned int v1708 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1708 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1709 = v598 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -2307,11 +2307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1719 = v1718 + v1709;
     out[v1719] = v1717;
   }
-  const unsigned int v1720 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1720 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1721 = v599 + v1720;
-  const unsigned int v1722 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1722 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1723 = v598 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -2324,11 +2324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1733 = v1732 + v1723;
     out[v1733] = v1731;
   }
-  const unsigned int v1734 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1734 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1735 = v599 + v1734;
-  const unsigned int v1736 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1736 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1737 = v598 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -2341,11 +2341,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1747 = v1746 + v1737;
     out[v1747] = v1745;
   }
-  const unsigned int v1748 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1748 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1749 = v599 + v1748;
-  const unsigned int v1750 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1750 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1751 = v598 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -2358,11 +2358,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1761 = v1760 + v1751;
     out[v1761] = v1759;
   }
-  const unsigned int v1762 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1762 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1763 = v599 + v1762;
-  const unsigned int v1764 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1764 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1765 = v598 + v1764;
-  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1767 = v1765 < v1;
   const bool v1768 = v1766 && v1767;
   if (v1768) {
@@ -2375,11 +2375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1775 = v1774 + v1765;
     out[v1775] = v1773;
   }
-  const unsigned int v1776 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1776 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1777 = v599 + v1776;
-  const unsigned int v1778 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1778 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1779 = v598 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -2392,11 +2392,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1789 = v1788 + v1779;
     out[v1789] = v1787;
   }
-  const unsigned int v1790 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1790 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1791 = v599 + v1790;
-  const unsigned int v1792 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1792 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1793 = v598 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1795 = v1793 < v1;
   const bool v1796 = v1794 && v1795;
   if (v1796) {
@@ -2409,11 +2409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1803 = v1802 + v1793;
     out[v1803] = v1801;
   }
-  const unsigned int v1804 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1804 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1805 = v599 + v1804;
-  const unsigned int v1806 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1806 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1807 = v598 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -2426,11 +2426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1817 = v1816 + v1807;
     out[v1817] = v1815;
   }
-  const unsigned int v1818 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1818 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1819 = v599 + v1818;
-  const unsigned int v1820 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1820 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1821 = v598 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -2443,11 +2443,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1831 = v1830 + v1821;
     out[v1831] = v1829;
   }
-  const unsigned int v1832 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1832 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1833 = v599 + v1832;
-  const unsigned int v1834 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1834 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1835 = v598 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -2460,11 +2460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1845 = v1844 + v1835;
     out[v1845] = v1843;
   }
-  const unsigned int v1846 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1846 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1847 = v599 + v1846;
-  const unsigned int v1848 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1848 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1849 = v598 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -2477,11 +2477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1859 = v1858 + v1849;
     out[v1859] = v1857;
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1860 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1861 = v599 + v1860;
-  const unsigned int v1862 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1862 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1863 = v598 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -2494,11 +2494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1873 = v1872 + v1863;
     out[v1873] = v1871;
   }
-  const unsigned int v1874 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1874 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1875 = v599 + v1874;
-  const unsigned int v1876 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1876 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1877 = v598 + v1876;
-  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1879 = v1877 < v1;
   const bool v1880 = v1878 && v1879;
   if (v1880) {
@@ -2511,11 +2511,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1887 = v1886 + v1877;
     out[v1887] = v1885;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1888 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1889 = v599 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1890 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1891 = v598 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -2528,11 +2528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1901 = v1900 + v1891;
     out[v1901] = v1899;
   }
-  const unsigned int v1902 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1902 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1903 = v599 + v1902;
-  const unsigned int v1904 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1904 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1905 = v598 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -2545,11 +2545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1915 = v1914 + v1905;
     out[v1915] = v1913;
   }
-  const unsigned int v1916 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1916 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1917 = v599 + v1916;
-  const unsigned int v1918 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1918 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1919 = v598 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -2562,11 +2562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1929 = v1928 + v1919;
     out[v1929] = v1927;
   }
-  const unsigned int v1930 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1930 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1931 = v599 + v1930;
-  const unsigned int v1932 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1932 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1933 = v598 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -2579,11 +2579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1943 = v1942 + v1933;
     out[v1943] = v1941;
   }
-  const unsigned int v1944 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1944 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1945 = v599 + v1944;
-  const unsigned int v1946 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1946 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1947 = v598 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2596,11 +2596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1957 = v1956 + v1947;
     out[v1957] = v1955;
   }
-  const unsigned int v1958 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1958 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1959 = v599 + v1958;
-  const unsigned int v1960 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1960 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1961 = v598 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
@@ -2613,11 +2613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1971 = v1970 + v1961;
     out[v1971] = v1969;
   }
-  const unsigned int v1972 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1972 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1973 = v599 + v1972;
-  const unsigned int v1974 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1974 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1975 = v598 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1977 = v1975 < v1;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -2630,11 +2630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1985 = v1984 + v1975;
     out[v1985] = v1983;
   }
-  const unsigned int v1986 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1986 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1987 = v599 + v1986;
-  const unsigned int v1988 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1988 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1989 = v598 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1991 = v1989 < v1;
   const bool v1992 = v1990 && v1991;
   if (v1992) {
@@ -2647,11 +2647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1999 = v1998 + v1989;
     out[v1999] = v1997;
   }
-  const unsigned int v2000 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2000 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2001 = v599 + v2000;
-  const unsigned int v2002 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2002 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2003 = v598 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2664,11 +2664,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2013 = v2012 + v2003;
     out[v2013] = v2011;
   }
-  const unsigned int v2014 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2014 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2015 = v599 + v2014;
-  const unsigned int v2016 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2016 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2017 = v598 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2019 = v2017 < v1;
   const bool v2020 = v2018 && v2019;
   if (v2020) {
@@ -2681,11 +2681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2027 = v2026 + v2017;
     out[v2027] = v2025;
   }
-  const unsigned int v2028 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2028 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2029 = v599 + v2028;
-  const unsigned int v2030 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2030 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2031 = v598 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2698,11 +2698,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2041 = v2040 + v2031;
     out[v2041] = v2039;
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2042 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2043 = v599 + v2042;
-  const unsigned int v2044 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2044 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2045 = v598 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2715,11 +2715,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2055 = v2054 + v2045;
     out[v2055] = v2053;
   }
-  const unsigned int v2056 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2056 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2057 = v599 + v2056;
-  const unsigned int v2058 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2058 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2059 = v598 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2732,11 +2732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2069 = v2068 + v2059;
     out[v2069] = v2067;
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2070 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2071 = v599 + v2070;
-  const unsigned int v2072 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2072 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2073 = v598 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2749,11 +2749,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2083 = v2082 + v2073;
     out[v2083] = v2081;
   }
-  const unsigned int v2084 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2084 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2085 = v599 + v2084;
-  const unsigned int v2086 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2086 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2087 = v598 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2089 = v2087 < v1;
   const bool v2090 = v2088 && v2089;
   if (v2090) {
@@ -2766,11 +2766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2097 = v2096 + v2087;
     out[v2097] = v2095;
   }
-  const unsigned int v2098 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2098 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2099 = v599 + v2098;
-  const unsigned int v2100 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2100 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2101 = v598 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2103 = v2101 < v1;
   const bool v2104 = v2102 && v2103;
   if (v2104) {
@@ -2783,11 +2783,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2111 = v2110 + v2101;
     out[v2111] = v2109;
   }
-  const unsigned int v2112 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2112 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2113 = v599 + v2112;
-  const unsigned int v2114 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2114 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2115 = v598 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2800,11 +2800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2125 = v2124 + v2115;
     out[v2125] = v2123;
   }
-  const unsigned int v2126 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2126 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2127 = v599 + v2126;
-  const unsigned int v2128 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2128 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2129 = v598 + v2128;
-  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2131 = v2129 < v1;
   const bool v2132 = v2130 && v2131;
   if (v2132) {
@@ -2817,11 +2817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2139 = v2138 + v2129;
     out[v2139] = v2137;
   }
-  const unsigned int v2140 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2140 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2141 = v599 + v2140;
-  const unsigned int v2142 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2142 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2143 = v598 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2145 = v2143 < v1;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -2834,11 +2834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2153 = v2152 + v2143;
     out[v2153] = v2151;
   }
-  const unsigned int v2154 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2154 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2155 = v599 + v2154;
-  const unsigned int v2156 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2156 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2157 = v598 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
@@ -2851,11 +2851,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2167 = v2166 + v2157;
     out[v2167] = v2165;
   }
-  const unsigned int v2168 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2168 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2169 = v599 + v2168;
-  const unsigned int v2170 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2170 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2171 = v598 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
@@ -2868,11 +2868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2181 = v2180 + v2171;
     out[v2181] = v2179;
   }
-  const unsigned int v2182 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2182 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2183 = v599 + v2182;
-  const unsigned int v2184 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2184 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2185 = v598 + v2184;
-  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2187 = v2185 < v1;
   const bool v2188 = v2186 && v2187;
   if (v2188) {
@@ -2885,11 +2885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2195 = v2194 + v2185;
     out[v2195] = v2193;
   }
-  const unsigned int v2196 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2196 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2197 = v599 + v2196;
-  const unsigned int v2198 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2198 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2199 = v598 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2201 = v2199 < v1;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
@@ -2902,11 +2902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2209 = v2208 + v2199;
     out[v2209] = v2207;
   }
-  const unsigned int v2210 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2210 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2211 = v599 + v2210;
-  const unsigned int v2212 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2212 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2213 = v598 + v2212;
-  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2215 = v2213 < v1;
   const bool v2216 = v2214 && v2215;
   if (v2216) {
@@ -2919,11 +2919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2223 = v2222 + v2213;
     out[v2223] = v2221;
   }
-  const unsigned int v2224 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2224 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2225 = v599 + v2224;
-  const unsigned int v2226 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2226 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2227 = v598 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2229 = v2227 < v1;
   const bool v2230 = v2228 && v2229;
   if (v2230) {
@@ -2936,11 +2936,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2237 = v2236 + v2227;
     out[v2237] = v2235;
   }
-  const unsigned int v2238 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2238 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2239 = v599 + v2238;
-  const unsigned int v2240 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2240 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2241 = v598 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2953,11 +2953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2251 = v2250 + v2241;
     out[v2251] = v2249;
   }
-  const unsigned int v2252 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2252 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2253 = v599 + v2252;
-  const unsigned int v2254 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2254 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2255 = v598 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2970,11 +2970,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2265 = v2264 + v2255;
     out[v2265] = v2263;
   }
-  const unsigned int v2266 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2266 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2267 = v599 + v2266;
-  const unsigned int v2268 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2268 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2269 = v598 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2987,11 +2987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2279 = v2278 + v2269;
     out[v2279] = v2277;
   }
-  const unsigned int v2280 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2280 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2281 = v599 + v2280;
-  const unsigned int v2282 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2282 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2283 = v598 + v2282;
-  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
@@ -3004,11 +3004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2293 = v2292 + v2283;
     out[v2293] = v2291;
   }
-  const unsigned int v2294 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2294 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2295 = v599 + v2294;
-  const unsigned int v2296 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2296 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2297 = v598 + v2296;
-  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2299 = v2297 < v1;
   const bool v2300 = v2298 && v2299;
   if (v2300) {
@@ -3021,11 +3021,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2307 = v2306 + v2297;
     out[v2307] = v2305;
   }
-  const unsigned int v2308 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2308 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2309 = v599 + v2308;
-  const unsigned int v2310 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2310 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2311 = v598 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2313 = v2311 < v1;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
@@ -3038,11 +3038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2321 = v2320 + v2311;
     out[v2321] = v2319;
   }
-  const unsigned int v2322 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2322 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2323 = v599 + v2322;
-  const unsigned int v2324 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2324 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2325 = v598 + v2324;
-  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2327 = v2325 < v1;
   const bool v2328 = v2326 && v2327;
   if (v2328) {
@@ -3055,11 +3055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2335 = v2334 + v2325;
     out[v2335] = v2333;
   }
-  const unsigned int v2336 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2336 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2337 = v599 + v2336;
-  const unsigned int v2338 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2338 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2339 = v598 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2341 = v2339 < v1;
   const bool v2342 = v2340 && v2341;
   if (v2342) {
@@ -3072,11 +3072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2349 = v2348 + v2339;
     out[v2349] = v2347;
   }
-  const unsigned int v2350 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2350 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2351 = v599 + v2350;
-  const unsigned int v2352 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2352 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2353 = v598 + v2352;
-  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2355 = v2353 < v1;
   const bool v2356 = v2354 && v2355;
   if (v2356) {
@@ -3089,11 +3089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2363 = v2362 + v2353;
     out[v2363] = v2361;
   }
-  const unsigned int v2364 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2364 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2365 = v599 + v2364;
-  const unsigned int v2366 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2366 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2367 = v598 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -3106,11 +3106,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2377 = v2376 + v2367;
     out[v2377] = v2375;
   }
-  const unsigned int v2378 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2378 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2379 = v599 + v2378;
-  const unsigned int v2380 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2380 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2381 = v598 + v2380;
-  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2383 = v2381 < v1;
   const bool v2384 = v2382 && v2383;
   if (v2384) {

@@ -277,697 +277,697 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    for (unsigned int v3803 = 0u; v3803 < 2u; v3803 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v3803 = 0u; v3803 < 2u; v3803 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3804 = v3803 << 6u;
       const bool v3806 = v3804 < v2;
       if (v3806) {
-        const unsigned int v3808 = v3803 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v3810 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3813 = v3810 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3816 = v3810 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3808 = v3803 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v3810 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3813 = v3810 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3816 = v3810 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3817 = v3816 << 3u;
-        const unsigned int v3818 = v24 + v3813;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3818 = v24 + v3813;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3819 = v3818 < v0;
         const unsigned int v3820 = v3804 + v3817;
         const bool v3821 = v3820 < v2;
         const bool v3822 = v3819 && v3821;
-        const unsigned int v3824 = v3818 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3824 = v3818 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3826 = v3824 + v3804;
         const unsigned int v3827 = v3826 + v3817;
         const unsigned int v3828 = v3822 ? v3827 : 0u;
-        const unsigned int v3830 = v3813 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3830 = v3813 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3831 = v3808 + v3830;
         const unsigned int v3832 = v3831 + v3817;
         iron_copy_async<16>(shm0 + (v3832 ^ (((v3832 >> 6u) & 7u) << 3u)), a + v3828, v3822);
-        const unsigned int v3835 = v3810 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3837 = v3835 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3840 = v3835 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3835 = v3810 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3837 = v3835 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3840 = v3835 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3841 = v3840 << 3u;
-        const unsigned int v3842 = v24 + v3837;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3842 = v24 + v3837;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3843 = v3842 < v0;
         const unsigned int v3844 = v3804 + v3841;
         const bool v3845 = v3844 < v2;
         const bool v3846 = v3843 && v3845;
-        const unsigned int v3848 = v3842 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3848 = v3842 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3850 = v3848 + v3804;
         const unsigned int v3851 = v3850 + v3841;
         const unsigned int v3852 = v3846 ? v3851 : 0u;
-        const unsigned int v3854 = v3837 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3854 = v3837 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3855 = v3808 + v3854;
         const unsigned int v3856 = v3855 + v3841;
         iron_copy_async<16>(shm0 + (v3856 ^ (((v3856 >> 6u) & 7u) << 3u)), a + v3852, v3846);
-        const unsigned int v3859 = v3810 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3861 = v3859 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3864 = v3859 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3859 = v3810 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3861 = v3859 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3864 = v3859 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3865 = v3864 << 3u;
-        const unsigned int v3866 = v24 + v3861;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3866 = v24 + v3861;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3867 = v3866 < v0;
         const unsigned int v3868 = v3804 + v3865;
         const bool v3869 = v3868 < v2;
         const bool v3870 = v3867 && v3869;
-        const unsigned int v3872 = v3866 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3872 = v3866 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3874 = v3872 + v3804;
         const unsigned int v3875 = v3874 + v3865;
         const unsigned int v3876 = v3870 ? v3875 : 0u;
-        const unsigned int v3878 = v3861 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3878 = v3861 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3879 = v3808 + v3878;
         const unsigned int v3880 = v3879 + v3865;
         iron_copy_async<16>(shm0 + (v3880 ^ (((v3880 >> 6u) & 7u) << 3u)), a + v3876, v3870);
-        const unsigned int v3883 = v3810 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3885 = v3883 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3888 = v3883 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3883 = v3810 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3885 = v3883 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3888 = v3883 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3889 = v3888 << 3u;
-        const unsigned int v3890 = v24 + v3885;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3890 = v24 + v3885;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3891 = v3890 < v0;
         const unsigned int v3892 = v3804 + v3889;
         const bool v3893 = v3892 < v2;
         const bool v3894 = v3891 && v3893;
-        const unsigned int v3896 = v3890 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3896 = v3890 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3898 = v3896 + v3804;
         const unsigned int v3899 = v3898 + v3889;
         const unsigned int v3900 = v3894 ? v3899 : 0u;
-        const unsigned int v3902 = v3885 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3902 = v3885 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3903 = v3808 + v3902;
         const unsigned int v3904 = v3903 + v3889;
         iron_copy_async<16>(shm0 + (v3904 ^ (((v3904 >> 6u) & 7u) << 3u)), a + v3900, v3894);
-        const unsigned int v3907 = v3810 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3909 = v3907 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3912 = v3907 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3907 = v3810 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3909 = v3907 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3912 = v3907 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3913 = v3912 << 3u;
-        const unsigned int v3914 = v24 + v3909;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3914 = v24 + v3909;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3915 = v3914 < v0;
         const unsigned int v3916 = v3804 + v3913;
         const bool v3917 = v3916 < v2;
         const bool v3918 = v3915 && v3917;
-        const unsigned int v3920 = v3914 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3920 = v3914 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3922 = v3920 + v3804;
         const unsigned int v3923 = v3922 + v3913;
         const unsigned int v3924 = v3918 ? v3923 : 0u;
-        const unsigned int v3926 = v3909 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3926 = v3909 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3927 = v3808 + v3926;
         const unsigned int v3928 = v3927 + v3913;
         iron_copy_async<16>(shm0 + (v3928 ^ (((v3928 >> 6u) & 7u) << 3u)), a + v3924, v3918);
-        const unsigned int v3931 = v3810 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3933 = v3931 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3936 = v3931 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3931 = v3810 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3933 = v3931 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3936 = v3931 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3937 = v3936 << 3u;
-        const unsigned int v3938 = v24 + v3933;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3938 = v24 + v3933;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3939 = v3938 < v0;
         const unsigned int v3940 = v3804 + v3937;
         const bool v3941 = v3940 < v2;
         const bool v3942 = v3939 && v3941;
-        const unsigned int v3944 = v3938 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3944 = v3938 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3946 = v3944 + v3804;
         const unsigned int v3947 = v3946 + v3937;
         const unsigned int v3948 = v3942 ? v3947 : 0u;
-        const unsigned int v3950 = v3933 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3950 = v3933 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3951 = v3808 + v3950;
         const unsigned int v3952 = v3951 + v3937;
         iron_copy_async<16>(shm0 + (v3952 ^ (((v3952 >> 6u) & 7u) << 3u)), a + v3948, v3942);
-        const unsigned int v3955 = v3810 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3957 = v3955 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3960 = v3955 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3955 = v3810 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3957 = v3955 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3960 = v3955 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3961 = v3960 << 3u;
-        const unsigned int v3962 = v24 + v3957;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3962 = v24 + v3957;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3963 = v3962 < v0;
         const unsigned int v3964 = v3804 + v3961;
         const bool v3965 = v3964 < v2;
         const bool v3966 = v3963 && v3965;
-        const unsigned int v3968 = v3962 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3968 = v3962 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3970 = v3968 + v3804;
         const unsigned int v3971 = v3970 + v3961;
         const unsigned int v3972 = v3966 ? v3971 : 0u;
-        const unsigned int v3974 = v3957 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3974 = v3957 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3975 = v3808 + v3974;
         const unsigned int v3976 = v3975 + v3961;
         iron_copy_async<16>(shm0 + (v3976 ^ (((v3976 >> 6u) & 7u) << 3u)), a + v3972, v3966);
-        const unsigned int v3979 = v3810 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3981 = v3979 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3984 = v3979 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3979 = v3810 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3981 = v3979 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3984 = v3979 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3985 = v3984 << 3u;
-        const unsigned int v3986 = v24 + v3981;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3986 = v24 + v3981;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3987 = v3986 < v0;
         const unsigned int v3988 = v3804 + v3985;
         const bool v3989 = v3988 < v2;
         const bool v3990 = v3987 && v3989;
-        const unsigned int v3992 = v3986 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3992 = v3986 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3994 = v3992 + v3804;
         const unsigned int v3995 = v3994 + v3985;
         const unsigned int v3996 = v3990 ? v3995 : 0u;
-        const unsigned int v3998 = v3981 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3998 = v3981 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3999 = v3808 + v3998;
         const unsigned int v4000 = v3999 + v3985;
         iron_copy_async<16>(shm0 + (v4000 ^ (((v4000 >> 6u) & 7u) << 3u)), a + v3996, v3990);
-        const unsigned int v4007 = v3810 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4010 = v3810 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4007 = v3810 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4010 = v3810 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4011 = v4010 << 3u;
-        const unsigned int v4012 = v3804 + v4007;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4012 = v3804 + v4007;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4013 = v4012 < v2;
         const unsigned int v4014 = v28 + v4011;
         const bool v4015 = v4014 < v1;
         const bool v4016 = v4013 && v4015;
-        const unsigned int v4018 = v4012 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4018 = v4012 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4020 = v4018 + v28;
         const unsigned int v4021 = v4020 + v4011;
         const unsigned int v4022 = v4016 ? v4021 : 0u;
-        const unsigned int v4024 = v4007 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4024 = v4007 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4025 = v3808 + v4024;
         const unsigned int v4026 = v4025 + v4011;
         iron_copy_async<16>(shm1 + (v4026 ^ (((v4026 >> 7u) & 7u) << 3u)), b + v4022, v4016);
-        const unsigned int v4031 = v3835 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4034 = v3835 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4031 = v3835 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4034 = v3835 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4035 = v4034 << 3u;
-        const unsigned int v4036 = v3804 + v4031;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4036 = v3804 + v4031;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4037 = v4036 < v2;
         const unsigned int v4038 = v28 + v4035;
         const bool v4039 = v4038 < v1;
         const bool v4040 = v4037 && v4039;
-        const unsigned int v4042 = v4036 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4042 = v4036 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4044 = v4042 + v28;
         const unsigned int v4045 = v4044 + v4035;
         const unsigned int v4046 = v4040 ? v4045 : 0u;
-        const unsigned int v4048 = v4031 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4048 = v4031 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4049 = v3808 + v4048;
         const unsigned int v4050 = v4049 + v4035;
         iron_copy_async<16>(shm1 + (v4050 ^ (((v4050 >> 7u) & 7u) << 3u)), b + v4046, v4040);
-        const unsigned int v4055 = v3859 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4058 = v3859 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4055 = v3859 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4058 = v3859 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4059 = v4058 << 3u;
-        const unsigned int v4060 = v3804 + v4055;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4060 = v3804 + v4055;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4061 = v4060 < v2;
         const unsigned int v4062 = v28 + v4059;
         const bool v4063 = v4062 < v1;
         const bool v4064 = v4061 && v4063;
-        const unsigned int v4066 = v4060 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4066 = v4060 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4068 = v4066 + v28;
         const unsigned int v4069 = v4068 + v4059;
         const unsigned int v4070 = v4064 ? v4069 : 0u;
-        const unsigned int v4072 = v4055 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4072 = v4055 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4073 = v3808 + v4072;
         const unsigned int v4074 = v4073 + v4059;
         iron_copy_async<16>(shm1 + (v4074 ^ (((v4074 >> 7u) & 7u) << 3u)), b + v4070, v4064);
-        const unsigned int v4079 = v3883 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4082 = v3883 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4079 = v3883 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4082 = v3883 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4083 = v4082 << 3u;
-        const unsigned int v4084 = v3804 + v4079;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4084 = v3804 + v4079;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4085 = v4084 < v2;
         const unsigned int v4086 = v28 + v4083;
         const bool v4087 = v4086 < v1;
         const bool v4088 = v4085 && v4087;
-        const unsigned int v4090 = v4084 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4090 = v4084 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4092 = v4090 + v28;
         const unsigned int v4093 = v4092 + v4083;
         const unsigned int v4094 = v4088 ? v4093 : 0u;
-        const unsigned int v4096 = v4079 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4096 = v4079 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4097 = v3808 + v4096;
         const unsigned int v4098 = v4097 + v4083;
         iron_copy_async<16>(shm1 + (v4098 ^ (((v4098 >> 7u) & 7u) << 3u)), b + v4094, v4088);
-        const unsigned int v4103 = v3907 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4106 = v3907 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4103 = v3907 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4106 = v3907 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4107 = v4106 << 3u;
-        const unsigned int v4108 = v3804 + v4103;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4108 = v3804 + v4103;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4109 = v4108 < v2;
         const unsigned int v4110 = v28 + v4107;
         const bool v4111 = v4110 < v1;
         const bool v4112 = v4109 && v4111;
-        const unsigned int v4114 = v4108 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4114 = v4108 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4116 = v4114 + v28;
         const unsigned int v4117 = v4116 + v4107;
         const unsigned int v4118 = v4112 ? v4117 : 0u;
-        const unsigned int v4120 = v4103 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4120 = v4103 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4121 = v3808 + v4120;
         const unsigned int v4122 = v4121 + v4107;
         iron_copy_async<16>(shm1 + (v4122 ^ (((v4122 >> 7u) & 7u) << 3u)), b + v4118, v4112);
-        const unsigned int v4127 = v3931 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4130 = v3931 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4127 = v3931 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4130 = v3931 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4131 = v4130 << 3u;
-        const unsigned int v4132 = v3804 + v4127;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4132 = v3804 + v4127;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4133 = v4132 < v2;
         const unsigned int v4134 = v28 + v4131;
         const bool v4135 = v4134 < v1;
         const bool v4136 = v4133 && v4135;
-        const unsigned int v4138 = v4132 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4138 = v4132 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4140 = v4138 + v28;
         const unsigned int v4141 = v4140 + v4131;
         const unsigned int v4142 = v4136 ? v4141 : 0u;
-        const unsigned int v4144 = v4127 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4144 = v4127 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4145 = v3808 + v4144;
         const unsigned int v4146 = v4145 + v4131;
         iron_copy_async<16>(shm1 + (v4146 ^ (((v4146 >> 7u) & 7u) << 3u)), b + v4142, v4136);
-        const unsigned int v4151 = v3955 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4154 = v3955 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4151 = v3955 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4154 = v3955 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4155 = v4154 << 3u;
-        const unsigned int v4156 = v3804 + v4151;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4156 = v3804 + v4151;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4157 = v4156 < v2;
         const unsigned int v4158 = v28 + v4155;
         const bool v4159 = v4158 < v1;
         const bool v4160 = v4157 && v4159;
-        const unsigned int v4162 = v4156 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4162 = v4156 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4164 = v4162 + v28;
         const unsigned int v4165 = v4164 + v4155;
         const unsigned int v4166 = v4160 ? v4165 : 0u;
-        const unsigned int v4168 = v4151 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4168 = v4151 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4169 = v3808 + v4168;
         const unsigned int v4170 = v4169 + v4155;
         iron_copy_async<16>(shm1 + (v4170 ^ (((v4170 >> 7u) & 7u) << 3u)), b + v4166, v4160);
-        const unsigned int v4175 = v3979 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4178 = v3979 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4175 = v3979 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4178 = v3979 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4179 = v4178 << 3u;
-        const unsigned int v4180 = v3804 + v4175;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4180 = v3804 + v4175;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4181 = v4180 < v2;
         const unsigned int v4182 = v28 + v4179;
         const bool v4183 = v4182 < v1;
         const bool v4184 = v4181 && v4183;
-        const unsigned int v4186 = v4180 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4186 = v4180 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4188 = v4186 + v28;
         const unsigned int v4189 = v4188 + v4179;
         const unsigned int v4190 = v4184 ? v4189 : 0u;
-        const unsigned int v4192 = v4175 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4192 = v4175 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4193 = v3808 + v4192;
         const unsigned int v4194 = v4193 + v4179;
         iron_copy_async<16>(shm1 + (v4194 ^ (((v4194 >> 7u) & 7u) << 3u)), b + v4190, v4184);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v4207 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v4207 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (unsigned int v4195 = 0u; v4195 < v2; v4195 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v4195 = 0u; v4195 < v2; v4195 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v4197 = v4195 >> 6u;
       const unsigned int v4199 = v4197 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4201 = v4199 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v4208 = v4201 + v4207;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v4201 = v4199 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v4208 = v4201 + v4207;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4208, 64u);
-      const unsigned int v4213 = v4201 + v37;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v4213 = v4201 + v37;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v4213, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v4219 = v4208 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v4219 = v4208 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4219, 64u);
-      const unsigned int v4222 = v4201 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v4222 = v4201 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v4223 = v4222 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v4223, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v4229 = v4208 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v4229 = v4208 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4229, 64u);
-      const unsigned int v4232 = v4201 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v4232 = v4201 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v4233 = v4232 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v4233, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v4239 = v4208 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v4239 = v4208 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4239, 64u);
-      const unsigned int v4242 = v4201 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v4242 = v4201 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v4243 = v4242 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v4243, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v4246 = v4195 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v4246 = v4195 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v4248 = v4197 + 2u;
       const unsigned int v4249 = v4248 % 3u;
       const bool v4250 = v4246 < v2;
       if (v4250) {
-        const unsigned int v4252 = v4249 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v4254 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4257 = v4254 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4260 = v4254 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4252 = v4249 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v4254 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4257 = v4254 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4260 = v4254 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4261 = v4260 << 3u;
-        const unsigned int v4262 = v24 + v4257;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4262 = v24 + v4257;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4263 = v4262 < v0;
         const unsigned int v4264 = v4246 + v4261;
         const bool v4265 = v4264 < v2;
         const bool v4266 = v4263 && v4265;
-        const unsigned int v4268 = v4262 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4268 = v4262 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4270 = v4268 + v4246;
         const unsigned int v4271 = v4270 + v4261;
         const unsigned int v4272 = v4266 ? v4271 : 0u;
-        const unsigned int v4274 = v4257 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4274 = v4257 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4275 = v4252 + v4274;
         const unsigned int v4276 = v4275 + v4261;
         iron_copy_async<16>(shm0 + (v4276 ^ (((v4276 >> 6u) & 7u) << 3u)), a + v4272, v4266);
-        const unsigned int v4279 = v4254 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4281 = v4279 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4284 = v4279 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4279 = v4254 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4281 = v4279 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4284 = v4279 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4285 = v4284 << 3u;
-        const unsigned int v4286 = v24 + v4281;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4286 = v24 + v4281;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4287 = v4286 < v0;
         const unsigned int v4288 = v4246 + v4285;
         const bool v4289 = v4288 < v2;
         const bool v4290 = v4287 && v4289;
-        const unsigned int v4292 = v4286 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4292 = v4286 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4294 = v4292 + v4246;
         const unsigned int v4295 = v4294 + v4285;
         const unsigned int v4296 = v4290 ? v4295 : 0u;
-        const unsigned int v4298 = v4281 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4298 = v4281 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4299 = v4252 + v4298;
         const unsigned int v4300 = v4299 + v4285;
         iron_copy_async<16>(shm0 + (v4300 ^ (((v4300 >> 6u) & 7u) << 3u)), a + v4296, v4290);
-        const unsigned int v4303 = v4254 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4305 = v4303 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4308 = v4303 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4303 = v4254 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4305 = v4303 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4308 = v4303 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4309 = v4308 << 3u;
-        const unsigned int v4310 = v24 + v4305;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4310 = v24 + v4305;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4311 = v4310 < v0;
         const unsigned int v4312 = v4246 + v4309;
         const bool v4313 = v4312 < v2;
         const bool v4314 = v4311 && v4313;
-        const unsigned int v4316 = v4310 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4316 = v4310 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4318 = v4316 + v4246;
         const unsigned int v4319 = v4318 + v4309;
         const unsigned int v4320 = v4314 ? v4319 : 0u;
-        const unsigned int v4322 = v4305 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4322 = v4305 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4323 = v4252 + v4322;
         const unsigned int v4324 = v4323 + v4309;
         iron_copy_async<16>(shm0 + (v4324 ^ (((v4324 >> 6u) & 7u) << 3u)), a + v4320, v4314);
-        const unsigned int v4327 = v4254 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4329 = v4327 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4332 = v4327 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4327 = v4254 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4329 = v4327 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4332 = v4327 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4333 = v4332 << 3u;
-        const unsigned int v4334 = v24 + v4329;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4334 = v24 + v4329;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4335 = v4334 < v0;
         const unsigned int v4336 = v4246 + v4333;
         const bool v4337 = v4336 < v2;
         const bool v4338 = v4335 && v4337;
-        const unsigned int v4340 = v4334 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4340 = v4334 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4342 = v4340 + v4246;
         const unsigned int v4343 = v4342 + v4333;
         const unsigned int v4344 = v4338 ? v4343 : 0u;
-        const unsigned int v4346 = v4329 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4346 = v4329 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4347 = v4252 + v4346;
         const unsigned int v4348 = v4347 + v4333;
         iron_copy_async<16>(shm0 + (v4348 ^ (((v4348 >> 6u) & 7u) << 3u)), a + v4344, v4338);
-        const unsigned int v4351 = v4254 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4353 = v4351 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4356 = v4351 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4351 = v4254 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4353 = v4351 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4356 = v4351 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4357 = v4356 << 3u;
-        const unsigned int v4358 = v24 + v4353;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4358 = v24 + v4353;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4359 = v4358 < v0;
         const unsigned int v4360 = v4246 + v4357;
         const bool v4361 = v4360 < v2;
         const bool v4362 = v4359 && v4361;
-        const unsigned int v4364 = v4358 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4364 = v4358 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4366 = v4364 + v4246;
         const unsigned int v4367 = v4366 + v4357;
         const unsigned int v4368 = v4362 ? v4367 : 0u;
-        const unsigned int v4370 = v4353 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4370 = v4353 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4371 = v4252 + v4370;
         const unsigned int v4372 = v4371 + v4357;
         iron_copy_async<16>(shm0 + (v4372 ^ (((v4372 >> 6u) & 7u) << 3u)), a + v4368, v4362);
-        const unsigned int v4375 = v4254 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4377 = v4375 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4380 = v4375 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4375 = v4254 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4377 = v4375 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4380 = v4375 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4381 = v4380 << 3u;
-        const unsigned int v4382 = v24 + v4377;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4382 = v24 + v4377;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4383 = v4382 < v0;
         const unsigned int v4384 = v4246 + v4381;
         const bool v4385 = v4384 < v2;
         const bool v4386 = v4383 && v4385;
-        const unsigned int v4388 = v4382 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4388 = v4382 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4390 = v4388 + v4246;
         const unsigned int v4391 = v4390 + v4381;
         const unsigned int v4392 = v4386 ? v4391 : 0u;
-        const unsigned int v4394 = v4377 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4394 = v4377 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4395 = v4252 + v4394;
         const unsigned int v4396 = v4395 + v4381;
         iron_copy_async<16>(shm0 + (v4396 ^ (((v4396 >> 6u) & 7u) << 3u)), a + v4392, v4386);
-        const unsigned int v4399 = v4254 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4401 = v4399 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4404 = v4399 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4399 = v4254 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4401 = v4399 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4404 = v4399 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4405 = v4404 << 3u;
-        const unsigned int v4406 = v24 + v4401;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4406 = v24 + v4401;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4407 = v4406 < v0;
         const unsigned int v4408 = v4246 + v4405;
         const bool v4409 = v4408 < v2;
         const bool v4410 = v4407 && v4409;
-        const unsigned int v4412 = v4406 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4412 = v4406 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4414 = v4412 + v4246;
         const unsigned int v4415 = v4414 + v4405;
         const unsigned int v4416 = v4410 ? v4415 : 0u;
-        const unsigned int v4418 = v4401 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4418 = v4401 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4419 = v4252 + v4418;
         const unsigned int v4420 = v4419 + v4405;
         iron_copy_async<16>(shm0 + (v4420 ^ (((v4420 >> 6u) & 7u) << 3u)), a + v4416, v4410);
-        const unsigned int v4423 = v4254 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4425 = v4423 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4428 = v4423 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4423 = v4254 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4425 = v4423 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4428 = v4423 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4429 = v4428 << 3u;
-        const unsigned int v4430 = v24 + v4425;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4430 = v24 + v4425;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4431 = v4430 < v0;
         const unsigned int v4432 = v4246 + v4429;
         const bool v4433 = v4432 < v2;
         const bool v4434 = v4431 && v4433;
-        const unsigned int v4436 = v4430 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4436 = v4430 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4438 = v4436 + v4246;
         const unsigned int v4439 = v4438 + v4429;
         const unsigned int v4440 = v4434 ? v4439 : 0u;
-        const unsigned int v4442 = v4425 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4442 = v4425 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4443 = v4252 + v4442;
         const unsigned int v4444 = v4443 + v4429;
         iron_copy_async<16>(shm0 + (v4444 ^ (((v4444 >> 6u) & 7u) << 3u)), a + v4440, v4434);
-        const unsigned int v4451 = v4254 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4454 = v4254 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4451 = v4254 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4454 = v4254 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4455 = v4454 << 3u;
-        const unsigned int v4456 = v4246 + v4451;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4456 = v4246 + v4451;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4457 = v4456 < v2;
         const unsigned int v4458 = v28 + v4455;
         const bool v4459 = v4458 < v1;
         const bool v4460 = v4457 && v4459;
-        const unsigned int v4462 = v4456 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4462 = v4456 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4464 = v4462 + v28;
         const unsigned int v4465 = v4464 + v4455;
         const unsigned int v4466 = v4460 ? v4465 : 0u;
-        const unsigned int v4468 = v4451 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4468 = v4451 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4469 = v4252 + v4468;
         const unsigned int v4470 = v4469 + v4455;
         iron_copy_async<16>(shm1 + (v4470 ^ (((v4470 >> 7u) & 7u) << 3u)), b + v4466, v4460);
-        const unsigned int v4475 = v4279 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4478 = v4279 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4475 = v4279 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4478 = v4279 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4479 = v4478 << 3u;
-        const unsigned int v4480 = v4246 + v4475;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4480 = v4246 + v4475;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4481 = v4480 < v2;
         const unsigned int v4482 = v28 + v4479;
         const bool v4483 = v4482 < v1;
         const bool v4484 = v4481 && v4483;
-        const unsigned int v4486 = v4480 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4486 = v4480 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4488 = v4486 + v28;
         const unsigned int v4489 = v4488 + v4479;
         const unsigned int v4490 = v4484 ? v4489 : 0u;
-        const unsigned int v4492 = v4475 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4492 = v4475 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4493 = v4252 + v4492;
         const unsigned int v4494 = v4493 + v4479;
         iron_copy_async<16>(shm1 + (v4494 ^ (((v4494 >> 7u) & 7u) << 3u)), b + v4490, v4484);
-        const unsigned int v4499 = v4303 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4502 = v4303 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4499 = v4303 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4502 = v4303 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4503 = v4502 << 3u;
-        const unsigned int v4504 = v4246 + v4499;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4504 = v4246 + v4499;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4505 = v4504 < v2;
         const unsigned int v4506 = v28 + v4503;
         const bool v4507 = v4506 < v1;
         const bool v4508 = v4505 && v4507;
-        const unsigned int v4510 = v4504 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4510 = v4504 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4512 = v4510 + v28;
         const unsigned int v4513 = v4512 + v4503;
         const unsigned int v4514 = v4508 ? v4513 : 0u;
-        const unsigned int v4516 = v4499 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4516 = v4499 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4517 = v4252 + v4516;
         const unsigned int v4518 = v4517 + v4503;
         iron_copy_async<16>(shm1 + (v4518 ^ (((v4518 >> 7u) & 7u) << 3u)), b + v4514, v4508);
-        const unsigned int v4523 = v4327 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4526 = v4327 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4523 = v4327 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4526 = v4327 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4527 = v4526 << 3u;
-        const unsigned int v4528 = v4246 + v4523;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4528 = v4246 + v4523;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4529 = v4528 < v2;
         const unsigned int v4530 = v28 + v4527;
         const bool v4531 = v4530 < v1;
         const bool v4532 = v4529 && v4531;
-        const unsigned int v4534 = v4528 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4534 = v4528 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4536 = v4534 + v28;
         const unsigned int v4537 = v4536 + v4527;
         const unsigned int v4538 = v4532 ? v4537 : 0u;
-        const unsigned int v4540 = v4523 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4540 = v4523 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4541 = v4252 + v4540;
         const unsigned int v4542 = v4541 + v4527;
         iron_copy_async<16>(shm1 + (v4542 ^ (((v4542 >> 7u) & 7u) << 3u)), b + v4538, v4532);
-        const unsigned int v4547 = v4351 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4550 = v4351 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4547 = v4351 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4550 = v4351 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4551 = v4550 << 3u;
-        const unsigned int v4552 = v4246 + v4547;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4552 = v4246 + v4547;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4553 = v4552 < v2;
         const unsigned int v4554 = v28 + v4551;
         const bool v4555 = v4554 < v1;
         const bool v4556 = v4553 && v4555;
-        const unsigned int v4558 = v4552 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4558 = v4552 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4560 = v4558 + v28;
         const unsigned int v4561 = v4560 + v4551;
         const unsigned int v4562 = v4556 ? v4561 : 0u;
-        const unsigned int v4564 = v4547 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4564 = v4547 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4565 = v4252 + v4564;
         const unsigned int v4566 = v4565 + v4551;
         iron_copy_async<16>(shm1 + (v4566 ^ (((v4566 >> 7u) & 7u) << 3u)), b + v4562, v4556);
-        const unsigned int v4571 = v4375 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4574 = v4375 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4571 = v4375 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4574 = v4375 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4575 = v4574 << 3u;
-        const unsigned int v4576 = v4246 + v4571;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4576 = v4246 + v4571;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4577 = v4576 < v2;
         const unsigned int v4578 = v28 + v4575;
         const bool v4579 = v4578 < v1;
         const bool v4580 = v4577 && v4579;
-        const unsigned int v4582 = v4576 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4582 = v4576 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4584 = v4582 + v28;
         const unsigned int v4585 = v4584 + v4575;
         const unsigned int v4586 = v4580 ? v4585 : 0u;
-        const unsigned int v4588 = v4571 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4588 = v4571 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4589 = v4252 + v4588;
         const unsigned int v4590 = v4589 + v4575;
         iron_copy_async<16>(shm1 + (v4590 ^ (((v4590 >> 7u) & 7u) << 3u)), b + v4586, v4580);
-        const unsigned int v4595 = v4399 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4598 = v4399 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4595 = v4399 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4598 = v4399 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4599 = v4598 << 3u;
-        const unsigned int v4600 = v4246 + v4595;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4600 = v4246 + v4595;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4601 = v4600 < v2;
         const unsigned int v4602 = v28 + v4599;
         const bool v4603 = v4602 < v1;
         const bool v4604 = v4601 && v4603;
-        const unsigned int v4606 = v4600 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4606 = v4600 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4608 = v4606 + v28;
         const unsigned int v4609 = v4608 + v4599;
         const unsigned int v4610 = v4604 ? v4609 : 0u;
-        const unsigned int v4612 = v4595 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4612 = v4595 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4613 = v4252 + v4612;
         const unsigned int v4614 = v4613 + v4599;
         iron_copy_async<16>(shm1 + (v4614 ^ (((v4614 >> 7u) & 7u) << 3u)), b + v4610, v4604);
-        const unsigned int v4619 = v4423 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4622 = v4423 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4619 = v4423 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4622 = v4423 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4623 = v4622 << 3u;
-        const unsigned int v4624 = v4246 + v4619;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4624 = v4246 + v4619;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4625 = v4624 < v2;
         const unsigned int v4626 = v28 + v4623;
         const bool v4627 = v4626 < v1;
         const bool v4628 = v4625 && v4627;
-        const unsigned int v4630 = v4624 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4630 = v4624 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4632 = v4630 + v28;
         const unsigned int v4633 = v4632 + v4623;
         const unsigned int v4634 = v4628 ? v4633 : 0u;
-        const unsigned int v4636 = v4619 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4636 = v4619 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4637 = v4252 + v4636;
         const unsigned int v4638 = v4637 + v4623;
         iron_copy_async<16>(shm1 + (v4638 ^ (((v4638 >> 7u) & 7u) << 3u)), b + v4634, v4628);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v505 = threadIdx.x;
-    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const unsigned int v573 = v561 + 16u;
-    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v513 = v512 < v0;
         const unsigned int v514 = v503 + v511;
         const bool v515 = v514 < v2;
         const bool v516 = v513 && v515;
         if (v516) {
-          const unsigned int v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v520 = v518 + v503;
           const unsigned int v521 = v520 + v511;
           const iron_bf16 v522 = a[v521];
-          const unsigned int v524 = v509 << 6u;
+          const unsigned int v524 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v525 = v524 + v511;
           shm0[(v525 ^ (((v525 >> 6u) & 7u) << 3u))] = v522;
         } else {
-          const unsigned int v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v528 = v527 + v511;
           shm0[(v528 ^ (((v528 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v539 = v538 < v2;
         const unsigned int v540 = v28 + v537;
         const bool v541 = v540 < v1;
         const bool v542 = v539 && v541;
         if (v542) {
-          const unsigned int v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v546 = v544 + v28;
           const unsigned int v547 = v546 + v537;
           const iron_bf16 v548 = b[v547];
-          const unsigned int v550 = v535 << 7u;
+          const unsigned int v550 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v551 = v550 + v537;
           shm1[(v551 ^ (((v551 >> 7u) & 7u) << 3u))] = v548;
         } else {
-          const unsigned int v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v554 = v553 + v537;
           shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v599 = v24 + v33;
-  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v601 = v599 + v600;
-  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -988,11 +988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v624 = v623 + v603;
     out[v624] = v622;
   }
-  const unsigned int v625 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v625 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v626 = v599 + v625;
-  const unsigned int v627 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v627 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v628 = v598 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v630 = v628 < v1;
   const bool v631 = v629 && v630;
   if (v631) {
@@ -1013,11 +1013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v649 = v648 + v628;
     out[v649] = v647;
   }
-  const unsigned int v650 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v650 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v651 = v599 + v650;
-  const unsigned int v652 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v652 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v653 = v598 + v652;
-  const bool v654 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v654 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v655 = v653 < v1;
   const bool v656 = v654 && v655;
   if (v656) {
@@ -1038,11 +1038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v674 = v673 + v653;
     out[v674] = v672;
   }
-  const unsigned int v675 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v675 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v676 = v599 + v675;
-  const unsigned int v677 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v677 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v678 = v598 + v677;
-  const bool v679 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v679 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v680 = v678 < v1;
   const bool v681 = v679 && v680;
   if (v681) {
@@ -1063,11 +1063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v699 = v698 + v678;
     out[v699] = v697;
   }
-  const unsigned int v700 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v700 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v701 = v599 + v700;
-  const unsigned int v702 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v702 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v703 = v598 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -1088,11 +1088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v724 = v723 + v703;
     out[v724] = v722;
   }
-  const unsigned int v725 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v725 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v726 = v599 + v725;
-  const unsigned int v727 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v727 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v728 = v598 + v727;
-  const bool v729 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v729 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v730 = v728 < v1;
   const bool v731 = v729 && v730;
   if (v731) {
@@ -1113,11 +1113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v749 = v748 + v728;
     out[v749] = v747;
   }
-  const unsigned int v750 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v750 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v751 = v599 + v750;
-  const unsigned int v752 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v752 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v753 = v598 + v752;
-  const bool v754 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v754 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v755 = v753 < v1;
   const bool v756 = v754 && v755;
   if (v756) {
@@ -1138,11 +1138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v774 = v773 + v753;
     out[v774] = v772;
   }
-  const unsigned int v775 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v775 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v776 = v599 + v775;
-  const unsigned int v777 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v777 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v778 = v598 + v777;
-  const bool v779 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v779 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v780 = v778 < v1;
   const bool v781 = v779 && v780;
   if (v781) {
@@ -1163,11 +1163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v799 = v798 + v778;
     out[v799] = v797;
   }
-  const unsigned int v800 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v800 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v801 = v599 + v800;
-  const unsigned int v802 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v802 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v803 = v598 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v804 = v801 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v805 = v803 < v1;
   const bool v806 = v804 && v805;
   if (v806) {
@@ -1188,11 +1188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v824 = v823 + v803;
     out[v824] = v822;
   }
-  const unsigned int v825 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v825 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v826 = v599 + v825;
-  const unsigned int v827 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v827 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v828 = v598 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
@@ -1213,11 +1213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v849 = v848 + v828;
     out[v849] = v847;
   }
-  const unsigned int v850 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v850 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v851 = v599 + v850;
-  const unsigned int v852 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v852 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v853 = v598 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v854 = v851 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v855 = v853 < v1;
   const bool v856 = v854 && v855;
   if (v856) {
@@ -1238,11 +1238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v874 = v873 + v853;
     out[v874] = v872;
   }
-  const unsigned int v875 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v875 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v876 = v599 + v875;
-  const unsigned int v877 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v877 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v878 = v598 + v877;
-  const bool v879 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v879 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v880 = v878 < v1;
   const bool v881 = v879 && v880;
   if (v881) {
@@ -1263,11 +1263,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v899 = v898 + v878;
     out[v899] = v897;
   }
-  const unsigned int v900 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v900 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v901 = v599 + v900;
-  const unsigned int v902 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v902 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v903 = v598 + v902;
-  const bool v904 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v905 = v903 < v1;
   const bool v906 = v904 && v905;
   if (v906) {
@@ -1288,11 +1288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v924 = v923 + v903;
     out[v924] = v922;
   }
-  const unsigned int v925 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v925 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v926 = v599 + v925;
-  const unsigned int v927 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v927 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v928 = v598 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -1313,11 +1313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v949 = v948 + v928;
     out[v949] = v947;
   }
-  const unsigned int v950 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v950 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v951 = v599 + v950;
-  const unsigned int v952 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v952 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v953 = v598 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v955 = v953 < v1;
   const bool v956 = v954 && v955;
   if (v956) {
@@ -1338,11 +1338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v974 = v973 + v953;
     out[v974] = v972;
   }
-  const unsigned int v975 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v975 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v976 = v599 + v975;
-  const unsigned int v977 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v977 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v978 = v598 + v977;
-  const bool v979 = v976 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v979 = v976 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v980 = v978 < v1;
   const bool v981 = v979 && v980;
   if (v981) {
@@ -1363,11 +1363,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v999 = v998 + v978;
     out[v999] = v997;
   }
-  const unsigned int v1000 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1000 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1001 = v599 + v1000;
-  const unsigned int v1002 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1002 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1003 = v598 + v1002;
-  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1005 = v1003 < v1;
   const bool v1006 = v1004 && v1005;
   if (v1006) {
@@ -1388,11 +1388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1024 = v1023 + v1003;
     out[v1024] = v1022;
   }
-  const unsigned int v1025 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1025 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1026 = v599 + v1025;
-  const unsigned int v1027 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1027 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1028 = v598 + v1027;
-  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1030 = v1028 < v1;
   const bool v1031 = v1029 && v1030;
   if (v1031) {
@@ -1413,11 +1413,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1049 = v1048 + v1028;
     out[v1049] = v1047;
   }
-  const unsigned int v1050 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1050 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1051 = v599 + v1050;
-  const unsigned int v1052 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1052 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1053 = v598 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
@@ -1438,11 +1438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1074 = v1073 + v1053;
     out[v1074] = v1072;
   }
-  const unsigned int v1075 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1075 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1076 = v599 + v1075;
-  const unsigned int v1077 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1077 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1078 = v598 + v1077;
-  const bool v1079 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1079 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1080 = v1078 < v1;
   const bool v1081 = v1079 && v1080;
   if (v1081) {
@@ -1463,11 +1463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1099 = v1098 + v1078;
     out[v1099] = v1097;
   }
-  const unsigned int v1100 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1100 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1101 = v599 + v1100;
-  const unsigned int v1102 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1102 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1103 = v598 + v1102;
-  const bool v1104 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1104 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1105 = v1103 < v1;
   const bool v1106 = v1104 && v1105;
   if (v1106) {
@@ -1488,11 +1488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1124 = v1123 + v1103;
     out[v1124] = v1122;
   }
-  const unsigned int v1125 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1125 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1126 = v599 + v1125;
-  const unsigned int v1127 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1127 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1128 = v598 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
@@ -1513,11 +1513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1149 = v1148 + v1128;
     out[v1149] = v1147;
   }
-  const unsigned int v1150 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1150 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1151 = v599 + v1150;
-  const unsigned int v1152 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1152 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1153 = v598 + v1152;
-  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1155 = v1153 < v1;
   const bool v1156 = v1154 && v1155;
   if (v1156) {
@@ -1538,11 +1538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1174 = v1173 + v1153;
     out[v1174] = v1172;
   }
-  const unsigned int v1175 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1175 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1176 = v599 + v1175;
-  const unsigned int v1177 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1177 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1178 = v598 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1180 = v1178 < v1;
   const bool v1181 = v1179 && v1180;
   if (v1181) {
@@ -1563,11 +1563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1199 = v1198 + v1178;
     out[v1199] = v1197;
   }
-  const unsigned int v1200 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1200 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1201 = v599 + v1200;
-  const unsigned int v1202 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1202 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1203 = v598 + v1202;
-  const bool v1204 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1204 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1205 = v1203 < v1;
   const bool v1206 = v1204 && v1205;
   if (v1206) {
@@ -1588,11 +1588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1224 = v1223 + v1203;
     out[v1224] = v1222;
   }
-  const unsigned int v1225 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1225 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1226 = v599 + v1225;
-  const unsigned int v1227 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1227 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1228 = v598 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1613,11 +1613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1249 = v1248 + v1228;
     out[v1249] = v1247;
   }
-  const unsigned int v1250 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1250 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1251 = v599 + v1250;
-  const unsigned int v1252 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1252 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1253 = v598 + v1252;
-  const bool v1254 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1254 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1255 = v1253 < v1;
   const bool v1256 = v1254 && v1255;
   if (v1256) {
@@ -1638,11 +1638,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1274 = v1273 + v1253;
     out[v1274] = v1272;
   }
-  const unsigned int v1275 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1275 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1276 = v599 + v1275;
-  const unsigned int v1277 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1277 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1278 = v598 + v1277;
-  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1280 = v1278 < v1;
   const bool v1281 = v1279 && v1280;
   if (v1281) {
@@ -1663,11 +1663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1299 = v1298 + v1278;
     out[v1299] = v1297;
   }
-  const unsigned int v1300 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1300 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1301 = v599 + v1300;
-  const unsigned int v1302 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1302 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1303 = v598 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1305 = v1303 < v1;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1688,11 +1688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1324 = v1323 + v1303;
     out[v1324] = v1322;
   }
-  const unsigned int v1325 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1325 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1326 = v599 + v1325;
-  const unsigned int v1327 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1327 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1328 = v598 + v1327;
-  const bool v1329 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1329 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1330 = v1328 < v1;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
@@ -1713,11 +1713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1349 = v1348 + v1328;
     out[v1349] = v1347;
   }
-  const unsigned int v1350 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1350 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1351 = v599 + v1350;
-  const unsigned int v1352 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1352 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1353 = v598 + v1352;
-  const bool v1354 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1354 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1355 = v1353 < v1;
   const bool v1356 = v1354 && v1355;
   if (v1356) {
@@ -1738,11 +1738,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1374 = v1373 + v1353;
     out[v1374] = v1372;
   }
-  const unsigned int v1375 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1375 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1376 = v599 + v1375;
-  const unsigned int v1377 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1377 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1378 = v598 + v1377;
-  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1380 = v1378 < v1;
   const bool v1381 = v1379 && v1380;
   if (v1381) {
@@ -1763,11 +1763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1399 = v1398 + v1378;
     out[v1399] = v1397;
   }
-  const unsigned int v1400 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1400 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1401 = v599 + v1400;
-  const unsigned int v1402 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1402 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1403 = v598 + v1402;
-  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1405 = v1403 < v1;
   const bool v1406 = v1404 && v1405;
   if (v1406) {
@@ -1788,11 +1788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1424 = v1423 + v1403;
     out[v1424] = v1422;
   }
-  const unsigned int v1425 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1425 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1426 = v599 + v1425;
-  const unsigned int v1427 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1427 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1428 = v598 + v1427;
-  const bool v1429 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1429 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1430 = v1428 < v1;
   const bool v1431 = v1429 && v1430;
   if (v1431) {
@@ -1813,11 +1813,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1449 = v1448 + v1428;
     out[v1449] = v1447;
   }
-  const unsigned int v1450 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1450 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1451 = v599 + v1450;
-  const unsigned int v1452 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1452 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1453 = v598 + v1452;
-  const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1455 = v1453 < v1;
   const bool v1456 = v1454 && v1455;
   if (v1456) {
@@ -1838,11 +1838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1474 = v1473 + v1453;
     out[v1474] = v1472;
   }
-  const unsigned int v1475 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1475 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1476 = v599 + v1475;
-  const unsigned int v1477 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1477 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1478 = v598 + v1477;
-  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1480 = v1478 < v1;
   const bool v1481 = v1479 && v1480;
   if (v1481) {
@@ -1863,11 +1863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1499 = v1498 + v1478;
     out[v1499] = v1497;
   }
-  const unsigned int v1500 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1500 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1501 = v599 + v1500;
-  const unsigned int v1502 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1502 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1503 = v598 + v1502;
-  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1505 = v1503 < v1;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1888,11 +1888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1524 = v1523 + v1503;
     out[v1524] = v1522;
   }
-  const unsigned int v1525 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1525 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1526 = v599 + v1525;
-  const unsigned int v1527 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1527 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1528 = v598 + v1527;
-  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
@@ -1913,11 +1913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1549 = v1548 + v1528;
     out[v1549] = v1547;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1550 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1551 = v599 + v1550;
-  const unsigned int v1552 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1552 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1553 = v598 + v1552;
-  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1555 = v1553 < v1;
   const bool v1556 = v1554 && v1555;
   if (v1556) {
@@ -1938,11 +1938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1574 = v1573 + v1553;
     out[v1574] = v1572;
   }
-  const unsigned int v1575 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1575 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1576 = v599 + v1575;
-  const unsigned int v1577 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1577 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1578 = v598 + v1577;
-  const bool v1579 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1579 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1580 = v1578 < v1;
   const bool v1581 = v1579 && v1580;
   if (v1581) {
@@ -1963,11 +1963,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1599 = v1598 + v1578;
     out[v1599] = v1597;
   }
-  const unsigned int v1600 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1600 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1601 = v599 + v1600;
-  const unsigned int v1602 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1602 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1603 = v598 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1605 = v1603 < v1;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -1988,11 +1988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1624 = v1623 + v1603;
     out[v1624] = v1622;
   }
-  const unsigned int v1625 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1625 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1626 = v599 + v1625;
-  const unsigned int v1627 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1627 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1628 = v598 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1630 = v1628 < v1;
   const bool v1631 = v1629 && v1630;
   if (v1631) {
@@ -2013,11 +2013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1649 = v1648 + v1628;
     out[v1649] = v1647;
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1650 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1651 = v599 + v1650;
-  const unsigned int v1652 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1652 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1653 = v598 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -2038,11 +2038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1674 = v1673 + v1653;
     out[v1674] = v1672;
   }
-  const unsigned int v1675 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1675 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1676 = v599 + v1675;
-  const unsigned int v1677 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1677 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1678 = v598 + v1677;
-  const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1680 = v1678 < v1;
   const bool v1681 = v1679 && v1680;
   if (v1681) {
@@ -2063,11 +2063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1699 = v1698 + v1678;
     out[v1699] = v1697;
   }
-  const unsigned int v1700 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1700 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1701 = v599 + v1700;
-  const unsigned int v1702 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1702 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1703 = v598 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1705 = v1703 < v1;
   const bool v1706 = v1704 && v1705;
   if (v1706) {
@@ -2088,11 +2088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1724 = v1723 + v1703;
     out[v1724] = v1722;
   }
-  const unsigned int v1725 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1725 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1726 = v599 + v1725;
-  const unsigned int v1727 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1727 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1728 = v598 + v1727;
-  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1730 = v1728 < v1;
   const bool v1731 = v1729 && v1730;
   if (v1731) {
@@ -2113,11 +2113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1749 = v1748 + v1728;
     out[v1749] = v1747;
   }
-  const unsigned int v1750 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1750 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1751 = v599 + v1750;
-  const unsigned int v1752 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1752 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1753 = v598 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -2138,11 +2138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1774 = v1773 + v1753;
     out[v1774] = v1772;
   }
-  const unsigned int v1775 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1775 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1776 = v599 + v1775;
-  const unsigned int v1777 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1777 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1778 = v598 + v1777;
-  const bool v1779 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1779 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1780 = v1778 < v1;
   const bool v1781 = v1779 && v1780;
   if (v1781) {
@@ -2163,11 +2163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1799 = v1798 + v1778;
     out[v1799] = v1797;
   }
-  const unsigned int v1800 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1800 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1801 = v599 + v1800;
-  const unsigned int v1802 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1802 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1803 = v598 + v1802;
-  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1805 = v1803 < v1;
   const bool v1806 = v1804 && v1805;
   if (v1806) {
@@ -2188,11 +2188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1824 = v1823 + v1803;
     out[v1824] = v1822;
   }
-  const unsigned int v1825 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1825 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1826 = v599 + v1825;
-  const unsigned int v1827 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1827 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1828 = v598 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1830 = v1828 < v1;
   const bool v1831 = v1829 && v1830;
   if (v1831) {
@@ -2213,11 +2213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1849 = v1848 + v1828;
     out[v1849] = v1847;
   }
-  const unsigned int v1850 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1850 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1851 = v599 + v1850;
-  const unsigned int v1852 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1852 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1853 = v598 + v1852;
-  const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1855 = v1853 < v1;
   const bool v1856 = v1854 && v1855;
   if (v1856) {
@@ -2238,11 +2238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1874 = v1873 + v1853;
     out[v1874] = v1872;
   }
-  const unsigned int v1875 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1875 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1876 = v599 + v1875;
-  const unsigned int v1877 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1877 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1878 = v598 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1880 = v1878 < v1;
   const bool v1881 = v1879 && v1880;
   if (v1881) {
@@ -2263,11 +2263,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1899 = v1898 + v1878;
     out[v1899] = v1897;
   }
-  const unsigned int v1900 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1900 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1901 = v599 + v1900;
-  const unsigned int v1902 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1902 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1903 = v598 + v1902;
-  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -2288,11 +2288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1924 = v1923 + v1903;
     out[v1924] = v1922;
   }
-  const unsigned int v1925 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1925 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1926 = v599 + v1925;
-  const unsigned int v1927 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1927 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1928 = v598 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1930 = v1928 < v1;
   const bool v1931 = v1929 && v1930;
   if (v1931) {
@@ -2313,11 +2313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1949 = v1948 + v1928;
     out[v1949] = v1947;
   }
-  const unsigned int v1950 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1950 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1951 = v599 + v1950;
-  const unsigned int v1952 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1952 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1953 = v598 + v1952;
-  const bool v1954 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1954 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1955 = v1953 < v1;
   const bool v1956 = v1954 && v1955;
   if (v1956) {
@@ -2338,11 +2338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1974 = v1973 + v1953;
     out[v1974] = v1972;
   }
-  const unsigned int v1975 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1975 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1976 = v599 + v1975;
-  const unsigned int v1977 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1977 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1978 = v598 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1980 = v1978 < v1;
   const bool v1981 = v1979 && v1980;
   if (v1981) {
@@ -2363,11 +2363,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1999 = v1998 + v1978;
     out[v1999] = v1997;
   }
-  const unsigned int v2000 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2000 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2001 = v599 + v2000;
-  const unsigned int v2002 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2002 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2003 = v598 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2388,11 +2388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2024 = v2023 + v2003;
     out[v2024] = v2022;
   }
-  const unsigned int v2025 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2025 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2026 = v599 + v2025;
-  const unsigned int v2027 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2027 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2028 = v598 + v2027;
-  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2030 = v2028 < v1;
   const bool v2031 = v2029 && v2030;
   if (v2031) {
@@ -2413,11 +2413,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2049 = v2048 + v2028;
     out[v2049] = v2047;
   }
-  const unsigned int v2050 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2050 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2051 = v599 + v2050;
-  const unsigned int v2052 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2052 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2053 = v598 + v2052;
-  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2055 = v2053 < v1;
   const bool v2056 = v2054 && v2055;
   if (v2056) {
@@ -2438,11 +2438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2074 = v2073 + v2053;
     out[v2074] = v2072;
   }
-  const unsigned int v2075 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2075 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2076 = v599 + v2075;
-  const unsigned int v2077 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2077 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2078 = v598 + v2077;
-  const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2080 = v2078 < v1;
   const bool v2081 = v2079 && v2080;
   if (v2081) {
@@ -2463,11 +2463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2099 = v2098 + v2078;
     out[v2099] = v2097;
   }
-  const unsigned int v2100 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2100 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2101 = v599 + v2100;
-  const unsigned int v2102 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2102 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2103 = v598 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2488,11 +2488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2124 = v2123 + v2103;
     out[v2124] = v2122;
   }
-  const unsigned int v2125 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2125 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2126 = v599 + v2125;
-  const unsigned int v2127 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2127 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2128 = v598 + v2127;
-  const bool v2129 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2129 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2130 = v2128 < v1;
   const bool v2131 = v2129 && v2130;
   if (v2131) {
@@ -2513,11 +2513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2149 = v2148 + v2128;
     out[v2149] = v2147;
   }
-  const unsigned int v2150 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2150 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2151 = v599 + v2150;
-  const unsigned int v2152 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2152 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2153 = v598 + v2152;
-  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2155 = v2153 < v1;
   const bool v2156 = v2154 && v2155;
   if (v2156) {
@@ -2538,11 +2538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2174 = v2173 + v2153;
     out[v2174] = v2172;
   }
-  const unsigned int v2175 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2175 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2176 = v599 + v2175;
-  const unsigned int v2177 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2177 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2178 = v598 + v2177;
-  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2180 = v2178 < v1;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -2563,11 +2563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2199 = v2198 + v2178;
     out[v2199] = v2197;
   }
-  const unsigned int v2200 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2200 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2201 = v599 + v2200;
-  const unsigned int v2202 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2202 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2203 = v598 + v2202;
-  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2205 = v2203 < v1;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -2588,11 +2588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2224 = v2223 + v2203;
     out[v2224] = v2222;
   }
-  const unsigned int v2225 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2225 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2226 = v599 + v2225;
-  const unsigned int v2227 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2227 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2228 = v598 + v2227;
-  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2230 = v2228 < v1;
   const bool v2231 = v2229 && v2230;
   if (v2231) {
@@ -2613,11 +2613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2249 = v2248 + v2228;
     out[v2249] = v2247;
   }
-  const unsigned int v2250 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2250 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2251 = v599 + v2250;
-  const unsigned int v2252 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2252 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2253 = v598 + v2252;
-  const bool v2254 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2254 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2255 = v2253 < v1;
   const bool v2256 = v2254 && v2255;
   if (v2256) {
@@ -2638,11 +2638,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2274 = v2273 + v2253;
     out[v2274] = v2272;
   }
-  const unsigned int v2275 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2275 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2276 = v599 + v2275;
-  const unsigned int v2277 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2277 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2278 = v598 + v2277;
-  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2280 = v2278 < v1;
   const bool v2281 = v2279 && v2280;
   if (v2281) {
@@ -2663,11 +2663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2299 = v2298 + v2278;
     out[v2299] = v2297;
   }
-  const unsigned int v2300 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2300 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2301 = v599 + v2300;
-  const unsigned int v2302 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2302 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2303 = v598 + v2302;
-  const bool v2304 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2304 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2305 = v2303 < v1;
   const bool v2306 = v2304 && v2305;
   if (v2306) {
@@ -2688,11 +2688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2324 = v2323 + v2303;
     out[v2324] = v2322;
   }
-  const unsigned int v2325 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2325 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2326 = v599 + v2325;
-  const unsigned int v2327 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2327 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2328 = v598 + v2327;
-  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2330 = v2328 < v1;
   const bool v2331 = v2329 && v2330;
   if (v2331) {
@@ -2713,11 +2713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2349 = v2348 + v2328;
     out[v2349] = v2347;
   }
-  const unsigned int v2350 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2350 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2351 = v599 + v2350;
-  const unsigned int v2352 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2352 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2353 = v598 + v2352;
-  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2355 = v2353 < v1;
   const bool v2356 = v2354 && v2355;
   if (v2356) {
@@ -2738,11 +2738,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2374 = v2373 + v2353;
     out[v2374] = v2372;
   }
-  const unsigned int v2375 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2375 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2376 = v599 + v2375;
-  const unsigned int v2377 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2377 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2378 = v598 + v2377;
-  const bool v2379 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2379 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2380 = v2378 < v1;
   const bool v2381 = v2379 && v2380;
   if (v2381) {
@@ -2763,11 +2763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2399 = v2398 + v2378;
     out[v2399] = v2397;
   }
-  const unsigned int v2400 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2400 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2401 = v599 + v2400;
-  const unsigned int v2402 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2402 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2403 = v598 + v2402;
-  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2405 = v2403 < v1;
   const bool v2406 = v2404 && v2405;
   if (v2406) {
@@ -2788,11 +2788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2424 = v2423 + v2403;
     out[v2424] = v2422;
   }
-  const unsigned int v2425 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2425 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2426 = v599 + v2425;
-  const unsigned int v2427 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2427 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2428 = v598 + v2427;
-  const bool v2429 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2429 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2430 = v2428 < v1;
   const bool v2431 = v2429 && v2430;
   if (v2431) {
@@ -2813,11 +2813,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2449 = v2448 + v2428;
     out[v2449] = v2447;
   }
-  const unsigned int v2450 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2450 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2451 = v599 + v2450;
-  const unsigned int v2452 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2452 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2453 = v598 + v2452;
-  const bool v2454 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2454 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2455 = v2453 < v1;
   const bool v2456 = v2454 && v2455;
   if (v2456) {
@@ -2838,11 +2838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2474 = v2473 + v2453;
     out[v2474] = v2472;
   }
-  const unsigned int v2475 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2475 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2476 = v599 + v2475;
-  const unsigned int v2477 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2477 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2478 = v598 + v2477;
-  const bool v2479 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2479 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2480 = v2478 < v1;
   const bool v2481 = v2479 && v2480;
   if (v2481) {
@@ -2863,11 +2863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2499 = v2498 + v2478;
     out[v2499] = v2497;
   }
-  const unsigned int v2500 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2500 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2501 = v599 + v2500;
-  const unsigned int v2502 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2502 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2503 = v598 + v2502;
-  const bool v2504 = v2501 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2504 = v2501 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2505 = v2503 < v1;
   const bool v2506 = v2504 && v2505;
   if (v2506) {
@@ -2888,11 +2888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2524 = v2523 + v2503;
     out[v2524] = v2522;
   }
-  const unsigned int v2525 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2525 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2526 = v599 + v2525;
-  const unsigned int v2527 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2527 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2528 = v598 + v2527;
-  const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2530 = v2528 < v1;
   const bool v2531 = v2529 && v2530;
   if (v2531) {
@@ -2913,11 +2913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2549 = v2548 + v2528;
     out[v2549] = v2547;
   }
-  const unsigned int v2550 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2550 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2551 = v599 + v2550;
-  const unsigned int v2552 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2552 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2553 = v598 + v2552;
-  const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2555 = v2553 < v1;
   const bool v2556 = v2554 && v2555;
   if (v2556) {
@@ -2938,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2574 = v2573 + v2553;
     out[v2574] = v2572;
   }
-  const unsigned int v2575 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2575 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2576 = v599 + v2575;
-  const unsigned int v2577 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2577 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2578 = v598 + v2577;
-  const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2580 = v2578 < v1;
   const bool v2581 = v2579 && v2580;
   if (v2581) {
@@ -2963,11 +2963,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2599 = v2598 + v2578;
     out[v2599] = v2597;
   }
-  const unsigned int v2600 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2600 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2601 = v599 + v2600;
-  const unsigned int v2602 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2602 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2603 = v598 + v2602;
-  const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2605 = v2603 < v1;
   const bool v2606 = v2604 && v2605;
   if (v2606) {
@@ -2988,11 +2988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2624 = v2623 + v2603;
     out[v2624] = v2622;
   }
-  const unsigned int v2625 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2625 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2626 = v599 + v2625;
-  const unsigned int v2627 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2627 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2628 = v598 + v2627;
-  const bool v2629 = v2626 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2629 = v2626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2630 = v2628 < v1;
   const bool v2631 = v2629 && v2630;
   if (v2631) {
@@ -3013,11 +3013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2649 = v2648 + v2628;
     out[v2649] = v2647;
   }
-  const unsigned int v2650 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2650 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2651 = v599 + v2650;
-  const unsigned int v2652 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2652 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2653 = v598 + v2652;
-  const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2655 = v2653 < v1;
   const bool v2656 = v2654 && v2655;
   if (v2656) {
@@ -3038,11 +3038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2674 = v2673 + v2653;
     out[v2674] = v2672;
   }
-  const unsigned int v2675 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2675 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2676 = v599 + v2675;
-  const unsigned int v2677 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2677 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2678 = v598 + v2677;
-  const bool v2679 = v2676 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2679 = v2676 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2680 = v2678 < v1;
   const bool v2681 = v2679 && v2680;
   if (v2681) {
@@ -3063,11 +3063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2699 = v2698 + v2678;
     out[v2699] = v2697;
   }
-  const unsigned int v2700 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2700 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2701 = v599 + v2700;
-  const unsigned int v2702 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2702 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2703 = v598 + v2702;
-  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2705 = v2703 < v1;
   const bool v2706 = v2704 && v2705;
   if (v2706) {
@@ -3088,11 +3088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2724 = v2723 + v2703;
     out[v2724] = v2722;
   }
-  const unsigned int v2725 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2725 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2726 = v599 + v2725;
-  const unsigned int v2727 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2727 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2728 = v598 + v2727;
-  const bool v2729 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2729 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2730 = v2728 < v1;
   const bool v2731 = v2729 && v2730;
   if (v2731) {
@@ -3113,11 +3113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2749 = v2748 + v2728;
     out[v2749] = v2747;
   }
-  const unsigned int v2750 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2750 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2751 = v599 + v2750;
-  const unsigned int v2752 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2752 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2753 = v598 + v2752;
-  const bool v2754 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2754 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2755 = v2753 < v1;
   const bool v2756 = v2754 && v2755;
   if (v2756) {
@@ -3138,11 +3138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2774 = v2773 + v2753;
     out[v2774] = v2772;
   }
-  const unsigned int v2775 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2775 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2776 = v599 + v2775;
-  const unsigned int v2777 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2777 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2778 = v598 + v2777;
-  const bool v2779 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2779 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2780 = v2778 < v1;
   const bool v2781 = v2779 && v2780;
   if (v2781) {
@@ -3163,11 +3163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2799 = v2798 + v2778;
     out[v2799] = v2797;
   }
-  const unsigned int v2800 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2800 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2801 = v599 + v2800;
-  const unsigned int v2802 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2802 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2803 = v598 + v2802;
-  const bool v2804 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2804 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2805 = v2803 < v1;
   const bool v2806 = v2804 && v2805;
   if (v2806) {
@@ -3188,11 +3188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2824 = v2823 + v2803;
     out[v2824] = v2822;
   }
-  const unsigned int v2825 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2825 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2826 = v599 + v2825;
-  const unsigned int v2827 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2827 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2828 = v598 + v2827;
-  const bool v2829 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2829 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2830 = v2828 < v1;
   const bool v2831 = v2829 && v2830;
   if (v2831) {
@@ -3213,11 +3213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2849 = v2848 + v2828;
     out[v2849] = v2847;
   }
-  const unsigned int v2850 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2850 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2851 = v599 + v2850;
-  const unsigned int v2852 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2852 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2853 = v598 + v2852;
-  const bool v2854 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2854 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2855 = v2853 < v1;
   const bool v2856 = v2854 && v2855;
   if (v2856) {
@@ -3238,11 +3238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2874 = v2873 + v2853;
     out[v2874] = v2872;
   }
-  const unsigned int v2875 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2875 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2876 = v599 + v2875;
-  const unsigned int v2877 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2877 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2878 = v598 + v2877;
-  const bool v2879 = v2876 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2879 = v2876 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2880 = v2878 < v1;
   const bool v2881 = v2879 && v2880;
   if (v2881) {
@@ -3263,11 +3263,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2899 = v2898 + v2878;
     out[v2899] = v2897;
   }
-  const unsigned int v2900 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2900 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2901 = v599 + v2900;
-  const unsigned int v2902 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2902 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2903 = v598 + v2902;
-  const bool v2904 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2904 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2905 = v2903 < v1;
   const bool v2906 = v2904 && v2905;
   if (v2906) {
@@ -3288,11 +3288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2924 = v2923 + v2903;
     out[v2924] = v2922;
   }
-  const unsigned int v2925 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2925 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2926 = v599 + v2925;
-  const unsigned int v2927 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2927 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2928 = v598 + v2927;
-  const bool v2929 = v2926 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2929 = v2926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2930 = v2928 < v1;
   const bool v2931 = v2929 && v2930;
   if (v2931) {
@@ -3313,11 +3313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2949 = v2948 + v2928;
     out[v2949] = v2947;
   }
-  const unsigned int v2950 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2950 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2951 = v599 + v2950;
-  const unsigned int v2952 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2952 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2953 = v598 + v2952;
-  const bool v2954 = v2951 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2954 = v2951 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2955 = v2953 < v1;
   const bool v2956 = v2954 && v2955;
   if (v2956) {
@@ -3338,11 +3338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2974 = v2973 + v2953;
     out[v2974] = v2972;
   }
-  const unsigned int v2975 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2975 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2976 = v599 + v2975;
-  const unsigned int v2977 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2977 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2978 = v598 + v2977;
-  const bool v2979 = v2976 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2979 = v2976 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2980 = v2978 < v1;
   const bool v2981 = v2979 && v2980;
   if (v2981) {
@@ -3363,11 +3363,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2999 = v2998 + v2978;
     out[v2999] = v2997;
   }
-  const unsigned int v3000 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3000 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3001 = v599 + v3000;
-  const unsigned int v3002 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3002 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3003 = v598 + v3002;
-  const bool v3004 = v3001 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3004 = v3001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3005 = v3003 < v1;
   const bool v3006 = v3004 && v3005;
   if (v3006) {
@@ -3388,11 +3388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3024 = v3023 + v3003;
     out[v3024] = v3022;
   }
-  const unsigned int v3025 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3025 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3026 = v599 + v3025;
-  const unsigned int v3027 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3027 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3028 = v598 + v3027;
-  const bool v3029 = v3026 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3029 = v3026 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3030 = v3028 < v1;
   const bool v3031 = v3029 && v3030;
   if (v3031) {
@@ -3413,11 +3413,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3049 = v3048 + v3028;
     out[v3049] = v3047;
   }
-  const unsigned int v3050 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3050 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3051 = v599 + v3050;
-  const unsigned int v3052 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3052 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3053 = v598 + v3052;
-  const bool v3054 = v3051 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3054 = v3051 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3055 = v3053 < v1;
   const bool v3056 = v3054 && v3055;
   if (v3056) {
@@ -3438,11 +3438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3074 = v3073 + v3053;
     out[v3074] = v3072;
   }
-  const unsigned int v3075 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3075 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3076 = v599 + v3075;
-  const unsigned int v3077 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3077 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3078 = v598 + v3077;
-  const bool v3079 = v3076 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3079 = v3076 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3080 = v3078 < v1;
   const bool v3081 = v3079 && v3080;
   if (v3081) {
@@ -3463,11 +3463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3099 = v3098 + v3078;
     out[v3099] = v3097;
   }
-  const unsigned int v3100 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3100 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3101 = v599 + v3100;
-  const unsigned int v3102 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3102 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3103 = v598 + v3102;
-  const bool v3104 = v3101 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3104 = v3101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3105 = v3103 < v1;
   const bool v3106 = v3104 && v3105;
   if (v3106) {
@@ -3488,11 +3488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3124 = v3123 + v3103;
     out[v3124] = v3122;
   }
-  const unsigned int v3125 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3125 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3126 = v599 + v3125;
-  const unsigned int v3127 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3127 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3128 = v598 + v3127;
-  const bool v3129 = v3126 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3129 = v3126 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3130 = v3128 < v1;
   const bool v3131 = v3129 && v3130;
   if (v3131) {
@@ -3513,11 +3513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3149 = v3148 + v3128;
     out[v3149] = v3147;
   }
-  const unsigned int v3150 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3150 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3151 = v599 + v3150;
-  const unsigned int v3152 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3152 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3153 = v598 + v3152;
-  const bool v3154 = v3151 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3154 = v3151 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3155 = v3153 < v1;
   const bool v3156 = v3154 && v3155;
   if (v3156) {
@@ -3538,11 +3538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3174 = v3173 + v3153;
     out[v3174] = v3172;
   }
-  const unsigned int v3175 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3175 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3176 = v599 + v3175;
-  const unsigned int v3177 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3177 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3178 = v598 + v3177;
-  const bool v3179 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3179 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3180 = v3178 < v1;
   const bool v3181 = v3179 && v3180;
   if (v3181) {
@@ -3563,11 +3563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3199 = v3198 + v3178;
     out[v3199] = v3197;
   }
-  const unsigned int v3200 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3200 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3201 = v599 + v3200;
-  const unsigned int v3202 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3202 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3203 = v598 + v3202;
-  const bool v3204 = v3201 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3204 = v3201 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3205 = v3203 < v1;
   const bool v3206 = v3204 && v3205;
   if (v3206) {
@@ -3588,11 +3588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3224 = v3223 + v3203;
     out[v3224] = v3222;
   }
-  const unsigned int v3225 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3225 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3226 = v599 + v3225;
-  const unsigned int v3227 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3227 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3228 = v598 + v3227;
-  const bool v3229 = v3226 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3229 = v3226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3230 = v3228 < v1;
   const bool v3231 = v3229 && v3230;
   if (v3231) {
@@ -3613,11 +3613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3249 = v3248 + v3228;
     out[v3249] = v3247;
   }
-  const unsigned int v3250 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3250 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3251 = v599 + v3250;
-  const unsigned int v3252 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3252 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3253 = v598 + v3252;
-  const bool v3254 = v3251 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3254 = v3251 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3255 = v3253 < v1;
   const bool v3256 = v3254 && v3255;
   if (v3256) {
@@ -3638,11 +3638,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3274 = v3273 + v3253;
     out[v3274] = v3272;
   }
-  const unsigned int v3275 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3275 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3276 = v599 + v3275;
-  const unsigned int v3277 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3277 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3278 = v598 + v3277;
-  const bool v3279 = v3276 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3279 = v3276 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3280 = v3278 < v1;
   const bool v3281 = v3279 && v3280;
   if (v3281) {
@@ -3663,11 +3663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3299 = v3298 + v3278;
     out[v3299] = v3297;
   }
-  const unsigned int v3300 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3300 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3301 = v599 + v3300;
-  const unsigned int v3302 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3302 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3303 = v598 + v3302;
-  const bool v3304 = v3301 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3304 = v3301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3305 = v3303 < v1;
   const bool v3306 = v3304 && v3305;
   if (v3306) {
@@ -3688,11 +3688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3324 = v3323 + v3303;
     out[v3324] = v3322;
   }
-  const unsigned int v3325 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3325 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3326 = v599 + v3325;
-  const unsigned int v3327 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3327 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3328 = v598 + v3327;
-  const bool v3329 = v3326 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3329 = v3326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3330 = v3328 < v1;
   const bool v3331 = v3329 && v3330;
   if (v3331) {
@@ -3713,11 +3713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3349 = v3348 + v3328;
     out[v3349] = v3347;
   }
-  const unsigned int v3350 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3350 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3351 = v599 + v3350;
-  const unsigned int v3352 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3352 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3353 = v598 + v3352;
-  const bool v3354 = v3351 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3354 = v3351 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3355 = v3353 < v1;
   const bool v3356 = v3354 && v3355;
   if (v3356) {
@@ -3738,11 +3738,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3374 = v3373 + v3353;
     out[v3374] = v3372;
   }
-  const unsigned int v3375 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3375 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3376 = v599 + v3375;
-  const unsigned int v3377 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3377 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3378 = v598 + v3377;
-  const bool v3379 = v3376 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3379 = v3376 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3380 = v3378 < v1;
   const bool v3381 = v3379 && v3380;
   if (v3381) {
@@ -3763,11 +3763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3399 = v3398 + v3378;
     out[v3399] = v3397;
   }
-  const unsigned int v3400 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3400 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3401 = v599 + v3400;
-  const unsigned int v3402 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3402 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3403 = v598 + v3402;
-  const bool v3404 = v3401 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3404 = v3401 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3405 = v3403 < v1;
   const bool v3406 = v3404 && v3405;
   if (v3406) {
@@ -3788,11 +3788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3424 = v3423 + v3403;
     out[v3424] = v3422;
   }
-  const unsigned int v3425 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3425 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3426 = v599 + v3425;
-  const unsigned int v3427 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3427 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3428 = v598 + v3427;
-  const bool v3429 = v3426 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3429 = v3426 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3430 = v3428 < v1;
   const bool v3431 = v3429 && v3430;
   if (v3431) {
@@ -3813,11 +3813,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3449 = v3448 + v3428;
     out[v3449] = v3447;
   }
-  const unsigned int v3450 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3450 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3451 = v599 + v3450;
-  const unsigned int v3452 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3452 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3453 = v598 + v3452;
-  const bool v3454 = v3451 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3454 = v3451 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3455 = v3453 < v1;
   const bool v3456 = v3454 && v3455;
   if (v3456) {
@@ -3838,11 +3838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3474 = v3473 + v3453;
     out[v3474] = v3472;
   }
-  const unsigned int v3475 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3475 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3476 = v599 + v3475;
-  const unsigned int v3477 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3477 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3478 = v598 + v3477;
-  const bool v3479 = v3476 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3479 = v3476 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3480 = v3478 < v1;
   const bool v3481 = v3479 && v3480;
   if (v3481) {
@@ -3863,11 +3863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3499 = v3498 + v3478;
     out[v3499] = v3497;
   }
-  const unsigned int v3500 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3500 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3501 = v599 + v3500;
-  const unsigned int v3502 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3502 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3503 = v598 + v3502;
-  const bool v3504 = v3501 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3504 = v3501 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3505 = v3503 < v1;
   const bool v3506 = v3504 && v3505;
   if (v3506) {
@@ -3888,11 +3888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3524 = v3523 + v3503;
     out[v3524] = v3522;
   }
-  const unsigned int v3525 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3525 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3526 = v599 + v3525;
-  const unsigned int v3527 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3527 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3528 = v598 + v3527;
-  const bool v3529 = v3526 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3529 = v3526 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3530 = v3528 < v1;
   const bool v3531 = v3529 && v3530;
   if (v3531) {
@@ -3913,11 +3913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3549 = v3548 + v3528;
     out[v3549] = v3547;
   }
-  const unsigned int v3550 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3550 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3551 = v599 + v3550;
-  const unsigned int v3552 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3552 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3553 = v598 + v3552;
-  const bool v3554 = v3551 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3554 = v3551 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3555 = v3553 < v1;
   const bool v3556 = v3554 && v3555;
   if (v3556) {
@@ -3938,11 +3938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3574 = v3573 + v3553;
     out[v3574] = v3572;
   }
-  const unsigned int v3575 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3575 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3576 = v599 + v3575;
-  const unsigned int v3577 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3577 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3578 = v598 + v3577;
-  const bool v3579 = v3576 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3579 = v3576 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3580 = v3578 < v1;
   const bool v3581 = v3579 && v3580;
   if (v3581) {
@@ -3963,11 +3963,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3599 = v3598 + v3578;
     out[v3599] = v3597;
   }
-  const unsigned int v3600 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3600 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3601 = v599 + v3600;
-  const unsigned int v3602 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3602 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3603 = v598 + v3602;
-  const bool v3604 = v3601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3604 = v3601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3605 = v3603 < v1;
   const bool v3606 = v3604 && v3605;
   if (v3606) {
@@ -3988,11 +3988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3624 = v3623 + v3603;
     out[v3624] = v3622;
   }
-  const unsigned int v3625 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3625 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3626 = v599 + v3625;
-  const unsigned int v3627 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3627 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3628 = v598 + v3627;
-  const bool v3629 = v3626 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3629 = v3626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3630 = v3628 < v1;
   const bool v3631 = v3629 && v3630;
   if (v3631) {
@@ -4013,11 +4013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3649 = v3648 + v3628;
     out[v3649] = v3647;
   }
-  const unsigned int v3650 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3650 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3651 = v599 + v3650;
-  const unsigned int v3652 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3652 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3653 = v598 + v3652;
-  const bool v3654 = v3651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3654 = v3651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3655 = v3653 < v1;
   const bool v3656 = v3654 && v3655;
   if (v3656) {
@@ -4038,11 +4038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3674 = v3673 + v3653;
     out[v3674] = v3672;
   }
-  const unsigned int v3675 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3675 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3676 = v599 + v3675;
-  const unsigned int v3677 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3677 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3678 = v598 + v3677;
-  const bool v3679 = v3676 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3679 = v3676 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3680 = v3678 < v1;
   const bool v3681 = v3679 && v3680;
   if (v3681) {
@@ -4063,11 +4063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3699 = v3698 + v3678;
     out[v3699] = v3697;
   }
-  const unsigned int v3700 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3700 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3701 = v599 + v3700;
-  const unsigned int v3702 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3702 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3703 = v598 + v3702;
-  const bool v3704 = v3701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3704 = v3701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3705 = v3703 < v1;
   const bool v3706 = v3704 && v3705;
   if (v3706) {
@@ -4088,11 +4088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3724 = v3723 + v3703;
     out[v3724] = v3722;
   }
-  const unsigned int v3725 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3725 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3726 = v599 + v3725;
-  const unsigned int v3727 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3727 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3728 = v598 + v3727;
-  const bool v3729 = v3726 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3729 = v3726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3730 = v3728 < v1;
   const bool v3731 = v3729 && v3730;
   if (v3731) {
@@ -4113,11 +4113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3749 = v3748 + v3728;
     out[v3749] = v3747;
   }
-  const unsigned int v3750 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3750 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3751 = v599 + v3750;
-  const unsigned int v3752 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3752 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3753 = v598 + v3752;
-  const bool v3754 = v3751 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3754 = v3751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3755 = v3753 < v1;
   const bool v3756 = v3754 && v3755;
   if (v3756) {
@@ -4138,11 +4138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3774 = v3773 + v3753;
     out[v3774] = v3772;
   }
-  const unsigned int v3775 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3775 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3776 = v599 + v3775;
-  const unsigned int v3777 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3777 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3778 = v598 + v3777;
-  const bool v3779 = v3776 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3779 = v3776 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3780 = v3778 < v1;
   const bool v3781 = v3779 && v3780;
   if (v3781) {

@@ -277,697 +277,697 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    for (unsigned int v3291 = 0u; v3291 < 2u; v3291 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v3291 = 0u; v3291 < 2u; v3291 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3292 = v3291 << 6u;
       const bool v3294 = v3292 < v2;
       if (v3294) {
-        const unsigned int v3296 = v3291 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v3298 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3301 = v3298 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3304 = v3298 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3296 = v3291 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v3298 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3301 = v3298 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3304 = v3298 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3305 = v3304 << 3u;
-        const unsigned int v3306 = v24 + v3301;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3306 = v24 + v3301;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3307 = v3306 < v0;
         const unsigned int v3308 = v3292 + v3305;
         const bool v3309 = v3308 < v2;
         const bool v3310 = v3307 && v3309;
-        const unsigned int v3312 = v3306 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3312 = v3306 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3314 = v3312 + v3292;
         const unsigned int v3315 = v3314 + v3305;
         const unsigned int v3316 = v3310 ? v3315 : 0u;
-        const unsigned int v3318 = v3301 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3318 = v3301 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3319 = v3296 + v3318;
         const unsigned int v3320 = v3319 + v3305;
         iron_copy_async<16>(shm0 + (v3320 ^ (((v3320 >> 6u) & 7u) << 3u)), a + v3316, v3310);
-        const unsigned int v3323 = v3298 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3325 = v3323 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3328 = v3323 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3323 = v3298 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3325 = v3323 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3328 = v3323 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3329 = v3328 << 3u;
-        const unsigned int v3330 = v24 + v3325;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3330 = v24 + v3325;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3331 = v3330 < v0;
         const unsigned int v3332 = v3292 + v3329;
         const bool v3333 = v3332 < v2;
         const bool v3334 = v3331 && v3333;
-        const unsigned int v3336 = v3330 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3336 = v3330 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3338 = v3336 + v3292;
         const unsigned int v3339 = v3338 + v3329;
         const unsigned int v3340 = v3334 ? v3339 : 0u;
-        const unsigned int v3342 = v3325 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3342 = v3325 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3343 = v3296 + v3342;
         const unsigned int v3344 = v3343 + v3329;
         iron_copy_async<16>(shm0 + (v3344 ^ (((v3344 >> 6u) & 7u) << 3u)), a + v3340, v3334);
-        const unsigned int v3347 = v3298 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3349 = v3347 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3352 = v3347 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3347 = v3298 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3349 = v3347 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3352 = v3347 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3353 = v3352 << 3u;
-        const unsigned int v3354 = v24 + v3349;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3354 = v24 + v3349;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3355 = v3354 < v0;
         const unsigned int v3356 = v3292 + v3353;
         const bool v3357 = v3356 < v2;
         const bool v3358 = v3355 && v3357;
-        const unsigned int v3360 = v3354 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3360 = v3354 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3362 = v3360 + v3292;
         const unsigned int v3363 = v3362 + v3353;
         const unsigned int v3364 = v3358 ? v3363 : 0u;
-        const unsigned int v3366 = v3349 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3366 = v3349 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3367 = v3296 + v3366;
         const unsigned int v3368 = v3367 + v3353;
         iron_copy_async<16>(shm0 + (v3368 ^ (((v3368 >> 6u) & 7u) << 3u)), a + v3364, v3358);
-        const unsigned int v3371 = v3298 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3373 = v3371 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3376 = v3371 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3371 = v3298 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3373 = v3371 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3376 = v3371 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3377 = v3376 << 3u;
-        const unsigned int v3378 = v24 + v3373;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3378 = v24 + v3373;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3379 = v3378 < v0;
         const unsigned int v3380 = v3292 + v3377;
         const bool v3381 = v3380 < v2;
         const bool v3382 = v3379 && v3381;
-        const unsigned int v3384 = v3378 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3384 = v3378 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3386 = v3384 + v3292;
         const unsigned int v3387 = v3386 + v3377;
         const unsigned int v3388 = v3382 ? v3387 : 0u;
-        const unsigned int v3390 = v3373 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3390 = v3373 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3391 = v3296 + v3390;
         const unsigned int v3392 = v3391 + v3377;
         iron_copy_async<16>(shm0 + (v3392 ^ (((v3392 >> 6u) & 7u) << 3u)), a + v3388, v3382);
-        const unsigned int v3395 = v3298 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3397 = v3395 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3400 = v3395 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3395 = v3298 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3397 = v3395 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3400 = v3395 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3401 = v3400 << 3u;
-        const unsigned int v3402 = v24 + v3397;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3402 = v24 + v3397;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3403 = v3402 < v0;
         const unsigned int v3404 = v3292 + v3401;
         const bool v3405 = v3404 < v2;
         const bool v3406 = v3403 && v3405;
-        const unsigned int v3408 = v3402 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3408 = v3402 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3410 = v3408 + v3292;
         const unsigned int v3411 = v3410 + v3401;
         const unsigned int v3412 = v3406 ? v3411 : 0u;
-        const unsigned int v3414 = v3397 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3414 = v3397 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3415 = v3296 + v3414;
         const unsigned int v3416 = v3415 + v3401;
         iron_copy_async<16>(shm0 + (v3416 ^ (((v3416 >> 6u) & 7u) << 3u)), a + v3412, v3406);
-        const unsigned int v3419 = v3298 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3421 = v3419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3424 = v3419 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3419 = v3298 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3421 = v3419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3424 = v3419 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3425 = v3424 << 3u;
-        const unsigned int v3426 = v24 + v3421;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3426 = v24 + v3421;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3427 = v3426 < v0;
         const unsigned int v3428 = v3292 + v3425;
         const bool v3429 = v3428 < v2;
         const bool v3430 = v3427 && v3429;
-        const unsigned int v3432 = v3426 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3432 = v3426 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3434 = v3432 + v3292;
         const unsigned int v3435 = v3434 + v3425;
         const unsigned int v3436 = v3430 ? v3435 : 0u;
-        const unsigned int v3438 = v3421 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3438 = v3421 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3439 = v3296 + v3438;
         const unsigned int v3440 = v3439 + v3425;
         iron_copy_async<16>(shm0 + (v3440 ^ (((v3440 >> 6u) & 7u) << 3u)), a + v3436, v3430);
-        const unsigned int v3443 = v3298 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3445 = v3443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3448 = v3443 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3443 = v3298 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3445 = v3443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3448 = v3443 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3449 = v3448 << 3u;
-        const unsigned int v3450 = v24 + v3445;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3450 = v24 + v3445;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3451 = v3450 < v0;
         const unsigned int v3452 = v3292 + v3449;
         const bool v3453 = v3452 < v2;
         const bool v3454 = v3451 && v3453;
-        const unsigned int v3456 = v3450 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3456 = v3450 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3458 = v3456 + v3292;
         const unsigned int v3459 = v3458 + v3449;
         const unsigned int v3460 = v3454 ? v3459 : 0u;
-        const unsigned int v3462 = v3445 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3462 = v3445 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3463 = v3296 + v3462;
         const unsigned int v3464 = v3463 + v3449;
         iron_copy_async<16>(shm0 + (v3464 ^ (((v3464 >> 6u) & 7u) << 3u)), a + v3460, v3454);
-        const unsigned int v3467 = v3298 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3469 = v3467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3472 = v3467 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3467 = v3298 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3469 = v3467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3472 = v3467 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3473 = v3472 << 3u;
-        const unsigned int v3474 = v24 + v3469;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3474 = v24 + v3469;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3475 = v3474 < v0;
         const unsigned int v3476 = v3292 + v3473;
         const bool v3477 = v3476 < v2;
         const bool v3478 = v3475 && v3477;
-        const unsigned int v3480 = v3474 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3480 = v3474 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3482 = v3480 + v3292;
         const unsigned int v3483 = v3482 + v3473;
         const unsigned int v3484 = v3478 ? v3483 : 0u;
-        const unsigned int v3486 = v3469 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3486 = v3469 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3487 = v3296 + v3486;
         const unsigned int v3488 = v3487 + v3473;
         iron_copy_async<16>(shm0 + (v3488 ^ (((v3488 >> 6u) & 7u) << 3u)), a + v3484, v3478);
-        const unsigned int v3495 = v3298 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3498 = v3298 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3495 = v3298 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3498 = v3298 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3499 = v3498 << 3u;
-        const unsigned int v3500 = v3292 + v3495;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3500 = v3292 + v3495;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3501 = v3500 < v2;
         const unsigned int v3502 = v28 + v3499;
         const bool v3503 = v3502 < v1;
         const bool v3504 = v3501 && v3503;
-        const unsigned int v3506 = v3500 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3506 = v3500 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3508 = v3506 + v28;
         const unsigned int v3509 = v3508 + v3499;
         const unsigned int v3510 = v3504 ? v3509 : 0u;
-        const unsigned int v3512 = v3495 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3512 = v3495 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3513 = v3296 + v3512;
         const unsigned int v3514 = v3513 + v3499;
         iron_copy_async<16>(shm1 + (v3514 ^ (((v3514 >> 7u) & 7u) << 3u)), b + v3510, v3504);
-        const unsigned int v3519 = v3323 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3522 = v3323 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3519 = v3323 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3522 = v3323 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3523 = v3522 << 3u;
-        const unsigned int v3524 = v3292 + v3519;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3524 = v3292 + v3519;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3525 = v3524 < v2;
         const unsigned int v3526 = v28 + v3523;
         const bool v3527 = v3526 < v1;
         const bool v3528 = v3525 && v3527;
-        const unsigned int v3530 = v3524 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3530 = v3524 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3532 = v3530 + v28;
         const unsigned int v3533 = v3532 + v3523;
         const unsigned int v3534 = v3528 ? v3533 : 0u;
-        const unsigned int v3536 = v3519 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3536 = v3519 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3537 = v3296 + v3536;
         const unsigned int v3538 = v3537 + v3523;
         iron_copy_async<16>(shm1 + (v3538 ^ (((v3538 >> 7u) & 7u) << 3u)), b + v3534, v3528);
-        const unsigned int v3543 = v3347 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3546 = v3347 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3543 = v3347 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3546 = v3347 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3547 = v3546 << 3u;
-        const unsigned int v3548 = v3292 + v3543;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3548 = v3292 + v3543;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3549 = v3548 < v2;
         const unsigned int v3550 = v28 + v3547;
         const bool v3551 = v3550 < v1;
         const bool v3552 = v3549 && v3551;
-        const unsigned int v3554 = v3548 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3554 = v3548 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3556 = v3554 + v28;
         const unsigned int v3557 = v3556 + v3547;
         const unsigned int v3558 = v3552 ? v3557 : 0u;
-        const unsigned int v3560 = v3543 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3560 = v3543 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3561 = v3296 + v3560;
         const unsigned int v3562 = v3561 + v3547;
         iron_copy_async<16>(shm1 + (v3562 ^ (((v3562 >> 7u) & 7u) << 3u)), b + v3558, v3552);
-        const unsigned int v3567 = v3371 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3570 = v3371 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3567 = v3371 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3570 = v3371 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3571 = v3570 << 3u;
-        const unsigned int v3572 = v3292 + v3567;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3572 = v3292 + v3567;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3573 = v3572 < v2;
         const unsigned int v3574 = v28 + v3571;
         const bool v3575 = v3574 < v1;
         const bool v3576 = v3573 && v3575;
-        const unsigned int v3578 = v3572 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3578 = v3572 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3580 = v3578 + v28;
         const unsigned int v3581 = v3580 + v3571;
         const unsigned int v3582 = v3576 ? v3581 : 0u;
-        const unsigned int v3584 = v3567 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3584 = v3567 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3585 = v3296 + v3584;
         const unsigned int v3586 = v3585 + v3571;
         iron_copy_async<16>(shm1 + (v3586 ^ (((v3586 >> 7u) & 7u) << 3u)), b + v3582, v3576);
-        const unsigned int v3591 = v3395 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3594 = v3395 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3591 = v3395 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3594 = v3395 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3595 = v3594 << 3u;
-        const unsigned int v3596 = v3292 + v3591;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3596 = v3292 + v3591;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3597 = v3596 < v2;
         const unsigned int v3598 = v28 + v3595;
         const bool v3599 = v3598 < v1;
         const bool v3600 = v3597 && v3599;
-        const unsigned int v3602 = v3596 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3602 = v3596 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3604 = v3602 + v28;
         const unsigned int v3605 = v3604 + v3595;
         const unsigned int v3606 = v3600 ? v3605 : 0u;
-        const unsigned int v3608 = v3591 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3608 = v3591 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3609 = v3296 + v3608;
         const unsigned int v3610 = v3609 + v3595;
         iron_copy_async<16>(shm1 + (v3610 ^ (((v3610 >> 7u) & 7u) << 3u)), b + v3606, v3600);
-        const unsigned int v3615 = v3419 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3618 = v3419 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3615 = v3419 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3618 = v3419 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3619 = v3618 << 3u;
-        const unsigned int v3620 = v3292 + v3615;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3620 = v3292 + v3615;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3621 = v3620 < v2;
         const unsigned int v3622 = v28 + v3619;
         const bool v3623 = v3622 < v1;
         const bool v3624 = v3621 && v3623;
-        const unsigned int v3626 = v3620 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3626 = v3620 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3628 = v3626 + v28;
         const unsigned int v3629 = v3628 + v3619;
         const unsigned int v3630 = v3624 ? v3629 : 0u;
-        const unsigned int v3632 = v3615 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3632 = v3615 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3633 = v3296 + v3632;
         const unsigned int v3634 = v3633 + v3619;
         iron_copy_async<16>(shm1 + (v3634 ^ (((v3634 >> 7u) & 7u) << 3u)), b + v3630, v3624);
-        const unsigned int v3639 = v3443 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3642 = v3443 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3639 = v3443 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3642 = v3443 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3643 = v3642 << 3u;
-        const unsigned int v3644 = v3292 + v3639;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3644 = v3292 + v3639;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3645 = v3644 < v2;
         const unsigned int v3646 = v28 + v3643;
         const bool v3647 = v3646 < v1;
         const bool v3648 = v3645 && v3647;
-        const unsigned int v3650 = v3644 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3650 = v3644 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3652 = v3650 + v28;
         const unsigned int v3653 = v3652 + v3643;
         const unsigned int v3654 = v3648 ? v3653 : 0u;
-        const unsigned int v3656 = v3639 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3656 = v3639 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3657 = v3296 + v3656;
         const unsigned int v3658 = v3657 + v3643;
         iron_copy_async<16>(shm1 + (v3658 ^ (((v3658 >> 7u) & 7u) << 3u)), b + v3654, v3648);
-        const unsigned int v3663 = v3467 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3666 = v3467 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3663 = v3467 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3666 = v3467 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3667 = v3666 << 3u;
-        const unsigned int v3668 = v3292 + v3663;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3668 = v3292 + v3663;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3669 = v3668 < v2;
         const unsigned int v3670 = v28 + v3667;
         const bool v3671 = v3670 < v1;
         const bool v3672 = v3669 && v3671;
-        const unsigned int v3674 = v3668 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3674 = v3668 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3676 = v3674 + v28;
         const unsigned int v3677 = v3676 + v3667;
         const unsigned int v3678 = v3672 ? v3677 : 0u;
-        const unsigned int v3680 = v3663 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3680 = v3663 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3681 = v3296 + v3680;
         const unsigned int v3682 = v3681 + v3667;
         iron_copy_async<16>(shm1 + (v3682 ^ (((v3682 >> 7u) & 7u) << 3u)), b + v3678, v3672);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v3695 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v3695 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (unsigned int v3683 = 0u; v3683 < v2; v3683 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v3683 = 0u; v3683 < v2; v3683 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3685 = v3683 >> 6u;
       const unsigned int v3687 = v3685 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3689 = v3687 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v3696 = v3689 + v3695;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v3689 = v3687 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v3696 = v3689 + v3695;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3696, 64u);
-      const unsigned int v3701 = v3689 + v37;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v3701 = v3689 + v37;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3701, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v3707 = v3696 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v3707 = v3696 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3707, 64u);
-      const unsigned int v3710 = v3689 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v3710 = v3689 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v3711 = v3710 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3711, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v3717 = v3696 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v3717 = v3696 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3717, 64u);
-      const unsigned int v3720 = v3689 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v3720 = v3689 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v3721 = v3720 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3721, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v3727 = v3696 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v3727 = v3696 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3727, 64u);
-      const unsigned int v3730 = v3689 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v3730 = v3689 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v3731 = v3730 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3731, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v3734 = v3683 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v3734 = v3683 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3736 = v3685 + 2u;
       const unsigned int v3737 = v3736 % 3u;
       const bool v3738 = v3734 < v2;
       if (v3738) {
-        const unsigned int v3740 = v3737 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v3742 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3745 = v3742 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3748 = v3742 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3740 = v3737 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v3742 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3745 = v3742 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3748 = v3742 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3749 = v3748 << 3u;
-        const unsigned int v3750 = v24 + v3745;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3750 = v24 + v3745;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3751 = v3750 < v0;
         const unsigned int v3752 = v3734 + v3749;
         const bool v3753 = v3752 < v2;
         const bool v3754 = v3751 && v3753;
-        const unsigned int v3756 = v3750 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3756 = v3750 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3758 = v3756 + v3734;
         const unsigned int v3759 = v3758 + v3749;
         const unsigned int v3760 = v3754 ? v3759 : 0u;
-        const unsigned int v3762 = v3745 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3762 = v3745 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3763 = v3740 + v3762;
         const unsigned int v3764 = v3763 + v3749;
         iron_copy_async<16>(shm0 + (v3764 ^ (((v3764 >> 6u) & 7u) << 3u)), a + v3760, v3754);
-        const unsigned int v3767 = v3742 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3769 = v3767 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3772 = v3767 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3767 = v3742 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3769 = v3767 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3772 = v3767 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3773 = v3772 << 3u;
-        const unsigned int v3774 = v24 + v3769;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3774 = v24 + v3769;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3775 = v3774 < v0;
         const unsigned int v3776 = v3734 + v3773;
         const bool v3777 = v3776 < v2;
         const bool v3778 = v3775 && v3777;
-        const unsigned int v3780 = v3774 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3780 = v3774 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3782 = v3780 + v3734;
         const unsigned int v3783 = v3782 + v3773;
         const unsigned int v3784 = v3778 ? v3783 : 0u;
-        const unsigned int v3786 = v3769 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3786 = v3769 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3787 = v3740 + v3786;
         const unsigned int v3788 = v3787 + v3773;
         iron_copy_async<16>(shm0 + (v3788 ^ (((v3788 >> 6u) & 7u) << 3u)), a + v3784, v3778);
-        const unsigned int v3791 = v3742 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3793 = v3791 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3796 = v3791 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3791 = v3742 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3793 = v3791 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3796 = v3791 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3797 = v3796 << 3u;
-        const unsigned int v3798 = v24 + v3793;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3798 = v24 + v3793;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3799 = v3798 < v0;
         const unsigned int v3800 = v3734 + v3797;
         const bool v3801 = v3800 < v2;
         const bool v3802 = v3799 && v3801;
-        const unsigned int v3804 = v3798 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3804 = v3798 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3806 = v3804 + v3734;
         const unsigned int v3807 = v3806 + v3797;
         const unsigned int v3808 = v3802 ? v3807 : 0u;
-        const unsigned int v3810 = v3793 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3810 = v3793 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3811 = v3740 + v3810;
         const unsigned int v3812 = v3811 + v3797;
         iron_copy_async<16>(shm0 + (v3812 ^ (((v3812 >> 6u) & 7u) << 3u)), a + v3808, v3802);
-        const unsigned int v3815 = v3742 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3817 = v3815 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3820 = v3815 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3815 = v3742 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3817 = v3815 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3820 = v3815 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3821 = v3820 << 3u;
-        const unsigned int v3822 = v24 + v3817;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3822 = v24 + v3817;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3823 = v3822 < v0;
         const unsigned int v3824 = v3734 + v3821;
         const bool v3825 = v3824 < v2;
         const bool v3826 = v3823 && v3825;
-        const unsigned int v3828 = v3822 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3828 = v3822 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3830 = v3828 + v3734;
         const unsigned int v3831 = v3830 + v3821;
         const unsigned int v3832 = v3826 ? v3831 : 0u;
-        const unsigned int v3834 = v3817 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3834 = v3817 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3835 = v3740 + v3834;
         const unsigned int v3836 = v3835 + v3821;
         iron_copy_async<16>(shm0 + (v3836 ^ (((v3836 >> 6u) & 7u) << 3u)), a + v3832, v3826);
-        const unsigned int v3839 = v3742 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3841 = v3839 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3844 = v3839 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3839 = v3742 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3841 = v3839 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3844 = v3839 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3845 = v3844 << 3u;
-        const unsigned int v3846 = v24 + v3841;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3846 = v24 + v3841;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3847 = v3846 < v0;
         const unsigned int v3848 = v3734 + v3845;
         const bool v3849 = v3848 < v2;
         const bool v3850 = v3847 && v3849;
-        const unsigned int v3852 = v3846 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3852 = v3846 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3854 = v3852 + v3734;
         const unsigned int v3855 = v3854 + v3845;
         const unsigned int v3856 = v3850 ? v3855 : 0u;
-        const unsigned int v3858 = v3841 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3858 = v3841 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3859 = v3740 + v3858;
         const unsigned int v3860 = v3859 + v3845;
         iron_copy_async<16>(shm0 + (v3860 ^ (((v3860 >> 6u) & 7u) << 3u)), a + v3856, v3850);
-        const unsigned int v3863 = v3742 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3865 = v3863 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3868 = v3863 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3863 = v3742 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3865 = v3863 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3868 = v3863 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3869 = v3868 << 3u;
-        const unsigned int v3870 = v24 + v3865;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3870 = v24 + v3865;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3871 = v3870 < v0;
         const unsigned int v3872 = v3734 + v3869;
         const bool v3873 = v3872 < v2;
         const bool v3874 = v3871 && v3873;
-        const unsigned int v3876 = v3870 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3876 = v3870 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3878 = v3876 + v3734;
         const unsigned int v3879 = v3878 + v3869;
         const unsigned int v3880 = v3874 ? v3879 : 0u;
-        const unsigned int v3882 = v3865 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3882 = v3865 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3883 = v3740 + v3882;
         const unsigned int v3884 = v3883 + v3869;
         iron_copy_async<16>(shm0 + (v3884 ^ (((v3884 >> 6u) & 7u) << 3u)), a + v3880, v3874);
-        const unsigned int v3887 = v3742 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3889 = v3887 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3892 = v3887 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3887 = v3742 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3889 = v3887 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3892 = v3887 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3893 = v3892 << 3u;
-        const unsigned int v3894 = v24 + v3889;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3894 = v24 + v3889;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3895 = v3894 < v0;
         const unsigned int v3896 = v3734 + v3893;
         const bool v3897 = v3896 < v2;
         const bool v3898 = v3895 && v3897;
-        const unsigned int v3900 = v3894 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3900 = v3894 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3902 = v3900 + v3734;
         const unsigned int v3903 = v3902 + v3893;
         const unsigned int v3904 = v3898 ? v3903 : 0u;
-        const unsigned int v3906 = v3889 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3906 = v3889 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3907 = v3740 + v3906;
         const unsigned int v3908 = v3907 + v3893;
         iron_copy_async<16>(shm0 + (v3908 ^ (((v3908 >> 6u) & 7u) << 3u)), a + v3904, v3898);
-        const unsigned int v3911 = v3742 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3913 = v3911 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3916 = v3911 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3911 = v3742 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3913 = v3911 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3916 = v3911 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3917 = v3916 << 3u;
-        const unsigned int v3918 = v24 + v3913;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3918 = v24 + v3913;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3919 = v3918 < v0;
         const unsigned int v3920 = v3734 + v3917;
         const bool v3921 = v3920 < v2;
         const bool v3922 = v3919 && v3921;
-        const unsigned int v3924 = v3918 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3924 = v3918 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3926 = v3924 + v3734;
         const unsigned int v3927 = v3926 + v3917;
         const unsigned int v3928 = v3922 ? v3927 : 0u;
-        const unsigned int v3930 = v3913 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3930 = v3913 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3931 = v3740 + v3930;
         const unsigned int v3932 = v3931 + v3917;
         iron_copy_async<16>(shm0 + (v3932 ^ (((v3932 >> 6u) & 7u) << 3u)), a + v3928, v3922);
-        const unsigned int v3939 = v3742 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3942 = v3742 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3939 = v3742 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3942 = v3742 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3943 = v3942 << 3u;
-        const unsigned int v3944 = v3734 + v3939;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3944 = v3734 + v3939;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3945 = v3944 < v2;
         const unsigned int v3946 = v28 + v3943;
         const bool v3947 = v3946 < v1;
         const bool v3948 = v3945 && v3947;
-        const unsigned int v3950 = v3944 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3950 = v3944 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3952 = v3950 + v28;
         const unsigned int v3953 = v3952 + v3943;
         const unsigned int v3954 = v3948 ? v3953 : 0u;
-        const unsigned int v3956 = v3939 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3956 = v3939 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3957 = v3740 + v3956;
         const unsigned int v3958 = v3957 + v3943;
         iron_copy_async<16>(shm1 + (v3958 ^ (((v3958 >> 7u) & 7u) << 3u)), b + v3954, v3948);
-        const unsigned int v3963 = v3767 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3966 = v3767 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3963 = v3767 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3966 = v3767 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3967 = v3966 << 3u;
-        const unsigned int v3968 = v3734 + v3963;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3968 = v3734 + v3963;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3969 = v3968 < v2;
         const unsigned int v3970 = v28 + v3967;
         const bool v3971 = v3970 < v1;
         const bool v3972 = v3969 && v3971;
-        const unsigned int v3974 = v3968 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3974 = v3968 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3976 = v3974 + v28;
         const unsigned int v3977 = v3976 + v3967;
         const unsigned int v3978 = v3972 ? v3977 : 0u;
-        const unsigned int v3980 = v3963 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3980 = v3963 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3981 = v3740 + v3980;
         const unsigned int v3982 = v3981 + v3967;
         iron_copy_async<16>(shm1 + (v3982 ^ (((v3982 >> 7u) & 7u) << 3u)), b + v3978, v3972);
-        const unsigned int v3987 = v3791 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3990 = v3791 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3987 = v3791 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3990 = v3791 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3991 = v3990 << 3u;
-        const unsigned int v3992 = v3734 + v3987;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3992 = v3734 + v3987;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3993 = v3992 < v2;
         const unsigned int v3994 = v28 + v3991;
         const bool v3995 = v3994 < v1;
         const bool v3996 = v3993 && v3995;
-        const unsigned int v3998 = v3992 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3998 = v3992 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4000 = v3998 + v28;
         const unsigned int v4001 = v4000 + v3991;
         const unsigned int v4002 = v3996 ? v4001 : 0u;
-        const unsigned int v4004 = v3987 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4004 = v3987 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4005 = v3740 + v4004;
         const unsigned int v4006 = v4005 + v3991;
         iron_copy_async<16>(shm1 + (v4006 ^ (((v4006 >> 7u) & 7u) << 3u)), b + v4002, v3996);
-        const unsigned int v4011 = v3815 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4014 = v3815 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4011 = v3815 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4014 = v3815 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4015 = v4014 << 3u;
-        const unsigned int v4016 = v3734 + v4011;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4016 = v3734 + v4011;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4017 = v4016 < v2;
         const unsigned int v4018 = v28 + v4015;
         const bool v4019 = v4018 < v1;
         const bool v4020 = v4017 && v4019;
-        const unsigned int v4022 = v4016 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4022 = v4016 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4024 = v4022 + v28;
         const unsigned int v4025 = v4024 + v4015;
         const unsigned int v4026 = v4020 ? v4025 : 0u;
-        const unsigned int v4028 = v4011 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4028 = v4011 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4029 = v3740 + v4028;
         const unsigned int v4030 = v4029 + v4015;
         iron_copy_async<16>(shm1 + (v4030 ^ (((v4030 >> 7u) & 7u) << 3u)), b + v4026, v4020);
-        const unsigned int v4035 = v3839 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4038 = v3839 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4035 = v3839 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4038 = v3839 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4039 = v4038 << 3u;
-        const unsigned int v4040 = v3734 + v4035;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4040 = v3734 + v4035;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4041 = v4040 < v2;
         const unsigned int v4042 = v28 + v4039;
         const bool v4043 = v4042 < v1;
         const bool v4044 = v4041 && v4043;
-        const unsigned int v4046 = v4040 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4046 = v4040 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4048 = v4046 + v28;
         const unsigned int v4049 = v4048 + v4039;
         const unsigned int v4050 = v4044 ? v4049 : 0u;
-        const unsigned int v4052 = v4035 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4052 = v4035 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4053 = v3740 + v4052;
         const unsigned int v4054 = v4053 + v4039;
         iron_copy_async<16>(shm1 + (v4054 ^ (((v4054 >> 7u) & 7u) << 3u)), b + v4050, v4044);
-        const unsigned int v4059 = v3863 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4062 = v3863 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4059 = v3863 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4062 = v3863 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4063 = v4062 << 3u;
-        const unsigned int v4064 = v3734 + v4059;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4064 = v3734 + v4059;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4065 = v4064 < v2;
         const unsigned int v4066 = v28 + v4063;
         const bool v4067 = v4066 < v1;
         const bool v4068 = v4065 && v4067;
-        const unsigned int v4070 = v4064 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4070 = v4064 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4072 = v4070 + v28;
         const unsigned int v4073 = v4072 + v4063;
         const unsigned int v4074 = v4068 ? v4073 : 0u;
-        const unsigned int v4076 = v4059 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4076 = v4059 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4077 = v3740 + v4076;
         const unsigned int v4078 = v4077 + v4063;
         iron_copy_async<16>(shm1 + (v4078 ^ (((v4078 >> 7u) & 7u) << 3u)), b + v4074, v4068);
-        const unsigned int v4083 = v3887 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4086 = v3887 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4083 = v3887 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4086 = v3887 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4087 = v4086 << 3u;
-        const unsigned int v4088 = v3734 + v4083;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4088 = v3734 + v4083;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4089 = v4088 < v2;
         const unsigned int v4090 = v28 + v4087;
         const bool v4091 = v4090 < v1;
         const bool v4092 = v4089 && v4091;
-        const unsigned int v4094 = v4088 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4094 = v4088 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4096 = v4094 + v28;
         const unsigned int v4097 = v4096 + v4087;
         const unsigned int v4098 = v4092 ? v4097 : 0u;
-        const unsigned int v4100 = v4083 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4100 = v4083 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4101 = v3740 + v4100;
         const unsigned int v4102 = v4101 + v4087;
         iron_copy_async<16>(shm1 + (v4102 ^ (((v4102 >> 7u) & 7u) << 3u)), b + v4098, v4092);
-        const unsigned int v4107 = v3911 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4110 = v3911 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4107 = v3911 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4110 = v3911 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4111 = v4110 << 3u;
-        const unsigned int v4112 = v3734 + v4107;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4112 = v3734 + v4107;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4113 = v4112 < v2;
         const unsigned int v4114 = v28 + v4111;
         const bool v4115 = v4114 < v1;
         const bool v4116 = v4113 && v4115;
-        const unsigned int v4118 = v4112 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4118 = v4112 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4120 = v4118 + v28;
         const unsigned int v4121 = v4120 + v4111;
         const unsigned int v4122 = v4116 ? v4121 : 0u;
-        const unsigned int v4124 = v4107 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4124 = v4107 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4125 = v3740 + v4124;
         const unsigned int v4126 = v4125 + v4111;
         iron_copy_async<16>(shm1 + (v4126 ^ (((v4126 >> 7u) & 7u) << 3u)), b + v4122, v4116);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v505 = threadIdx.x;
-    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const unsigned int v573 = v561 + 16u;
-    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v513 = v512 < v0;
         const unsigned int v514 = v503 + v511;
         const bool v515 = v514 < v2;
         const bool v516 = v513 && v515;
         if (v516) {
-          const unsigned int v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v520 = v518 + v503;
           const unsigned int v521 = v520 + v511;
           const iron_bf16 v522 = a[v521];
-          const unsigned int v524 = v509 << 6u;
+          const unsigned int v524 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v525 = v524 + v511;
           shm0[(v525 ^ (((v525 >> 6u) & 7u) << 3u))] = v522;
         } else {
-          const unsigned int v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v528 = v527 + v511;
           shm0[(v528 ^ (((v528 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v539 = v538 < v2;
         const unsigned int v540 = v28 + v537;
         const bool v541 = v540 < v1;
         const bool v542 = v539 && v541;
         if (v542) {
-          const unsigned int v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v546 = v544 + v28;
           const unsigned int v547 = v546 + v537;
           const iron_bf16 v548 = b[v547];
-          const unsigned int v550 = v535 << 7u;
+          const unsigned int v550 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v551 = v550 + v537;
           shm1[(v551 ^ (((v551 >> 7u) & 7u) << 3u))] = v548;
         } else {
-          const unsigned int v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v554 = v553 + v537;
           shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v599 = v24 + v33;
-  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v601 = v599 + v600;
-  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -985,11 +985,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v620 = v619 + v603;
     out[v620] = v618;
   }
-  const unsigned int v621 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v621 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v622 = v599 + v621;
-  const unsigned int v623 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v623 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v624 = v598 + v623;
-  const bool v625 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v625 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -1007,11 +1007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v641 = v640 + v624;
     out[v641] = v639;
   }
-  const unsigned int v642 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v642 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v643 = v599 + v642;
-  const unsigned int v644 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v644 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v645 = v598 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -1029,11 +1029,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v662 = v661 + v645;
     out[v662] = v660;
   }
-  const unsigned int v663 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v663 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v664 = v599 + v663;
-  const unsigned int v665 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v665 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v666 = v598 + v665;
-  const bool v667 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v667 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v668 = v666 < v1;
   const bool v669 = v667 && v668;
   if (v669) {
@@ -1051,11 +1051,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v683 = v682 + v666;
     out[v683] = v681;
   }
-  const unsigned int v684 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v684 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v685 = v599 + v684;
-  const unsigned int v686 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v686 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v687 = v598 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -1073,11 +1073,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v704 = v703 + v687;
     out[v704] = v702;
   }
-  const unsigned int v705 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v705 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v706 = v599 + v705;
-  const unsigned int v707 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v707 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v708 = v598 + v707;
-  const bool v709 = v706 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v709 = v706 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v710 = v708 < v1;
   const bool v711 = v709 && v710;
   if (v711) {
@@ -1095,11 +1095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v725 = v724 + v708;
     out[v725] = v723;
   }
-  const unsigned int v726 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v726 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v727 = v599 + v726;
-  const unsigned int v728 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v728 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v729 = v598 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -1117,11 +1117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v746 = v745 + v729;
     out[v746] = v744;
   }
-  const unsigned int v747 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v747 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v748 = v599 + v747;
-  const unsigned int v749 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v749 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v750 = v598 + v749;
-  const bool v751 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v751 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v752 = v750 < v1;
   const bool v753 = v751 && v752;
   if (v753) {
@@ -1139,11 +1139,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v767 = v766 + v750;
     out[v767] = v765;
   }
-  const unsigned int v768 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v768 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v769 = v599 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v770 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v771 = v598 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -1161,11 +1161,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v788 = v787 + v771;
     out[v788] = v786;
   }
-  const unsigned int v789 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v789 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v790 = v599 + v789;
-  const unsigned int v791 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v791 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v792 = v598 + v791;
-  const bool v793 = v790 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v793 = v790 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v794 = v792 < v1;
   const bool v795 = v793 && v794;
   if (v795) {
@@ -1183,11 +1183,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v809 = v808 + v792;
     out[v809] = v807;
   }
-  const unsigned int v810 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v810 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v811 = v599 + v810;
-  const unsigned int v812 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v812 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v813 = v598 + v812;
-  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -1205,11 +1205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v830 = v829 + v813;
     out[v830] = v828;
   }
-  const unsigned int v831 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v831 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v832 = v599 + v831;
-  const unsigned int v833 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v833 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v834 = v598 + v833;
-  const bool v835 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v835 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v836 = v834 < v1;
   const bool v837 = v835 && v836;
   if (v837) {
@@ -1227,11 +1227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v851 = v850 + v834;
     out[v851] = v849;
   }
-  const unsigned int v852 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v852 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v853 = v599 + v852;
-  const unsigned int v854 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v854 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v855 = v598 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -1249,11 +1249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v872 = v871 + v855;
     out[v872] = v870;
   }
-  const unsigned int v873 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v873 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v874 = v599 + v873;
-  const unsigned int v875 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v875 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v876 = v598 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -1271,11 +1271,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v893 = v892 + v876;
     out[v893] = v891;
   }
-  const unsigned int v894 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v894 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v895 = v599 + v894;
-  const unsigned int v896 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v896 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v897 = v598 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v899 = v897 < v1;
   const bool v900 = v898 && v899;
   if (v900) {
@@ -1293,11 +1293,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v914 = v913 + v897;
     out[v914] = v912;
   }
-  const unsigned int v915 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v915 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v916 = v599 + v915;
-  const unsigned int v917 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v917 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v918 = v598 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v919 = v916 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v920 = v918 < v1;
   const bool v921 = v919 && v920;
   if (v921) {
@@ -1315,11 +1315,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v935 = v934 + v918;
     out[v935] = v933;
   }
-  const unsigned int v936 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v936 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v937 = v599 + v936;
-  const unsigned int v938 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v938 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v939 = v598 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -1337,11 +1337,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v956 = v955 + v939;
     out[v956] = v954;
   }
-  const unsigned int v957 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v957 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v958 = v599 + v957;
-  const unsigned int v959 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v959 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v960 = v598 + v959;
-  const bool v961 = v958 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v961 = v958 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v962 = v960 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -1359,11 +1359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v977 = v976 + v960;
     out[v977] = v975;
   }
-  const unsigned int v978 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v978 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v979 = v599 + v978;
-  const unsigned int v980 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v980 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v981 = v598 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -1381,11 +1381,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v998 = v997 + v981;
     out[v998] = v996;
   }
-  const unsigned int v999 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v999 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1000 = v599 + v999;
-  const unsigned int v1001 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1001 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1002 = v598 + v1001;
-  const bool v1003 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1003 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1004 = v1002 < v1;
   const bool v1005 = v1003 && v1004;
   if (v1005) {
@@ -1403,11 +1403,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1019 = v1018 + v1002;
     out[v1019] = v1017;
   }
-  const unsigned int v1020 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1020 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1021 = v599 + v1020;
-  const unsigned int v1022 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1022 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1023 = v598 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1425,11 +1425,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1040 = v1039 + v1023;
     out[v1040] = v1038;
   }
-  const unsigned int v1041 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1041 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1042 = v599 + v1041;
-  const unsigned int v1043 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1043 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1044 = v598 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1046 = v1044 < v1;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -1447,11 +1447,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1061 = v1060 + v1044;
     out[v1061] = v1059;
   }
-  const unsigned int v1062 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1062 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1063 = v599 + v1062;
-  const unsigned int v1064 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1064 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1065 = v598 + v1064;
-  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -1469,11 +1469,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1082 = v1081 + v1065;
     out[v1082] = v1080;
   }
-  const unsigned int v1083 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1083 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1084 = v599 + v1083;
-  const unsigned int v1085 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1085 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1086 = v598 + v1085;
-  const bool v1087 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1087 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1088 = v1086 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
@@ -1491,11 +1491,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1103 = v1102 + v1086;
     out[v1103] = v1101;
   }
-  const unsigned int v1104 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1104 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1105 = v599 + v1104;
-  const unsigned int v1106 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1106 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1107 = v598 + v1106;
-  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1513,11 +1513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1124 = v1123 + v1107;
     out[v1124] = v1122;
   }
-  const unsigned int v1125 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1125 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1126 = v599 + v1125;
-  const unsigned int v1127 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1127 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1128 = v598 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
@@ -1535,11 +1535,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1145 = v1144 + v1128;
     out[v1145] = v1143;
   }
-  const unsigned int v1146 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1146 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1147 = v599 + v1146;
-  const unsigned int v1148 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1148 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1149 = v598 + v1148;
-  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1557,11 +1557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1166 = v1165 + v1149;
     out[v1166] = v1164;
   }
-  const unsigned int v1167 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1167 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1168 = v599 + v1167;
-  const unsigned int v1169 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1169 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1170 = v598 + v1169;
-  const bool v1171 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1171 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1172 = v1170 < v1;
   const bool v1173 = v1171 && v1172;
   if (v1173) {
@@ -1579,11 +1579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1187 = v1186 + v1170;
     out[v1187] = v1185;
   }
-  const unsigned int v1188 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1188 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1189 = v599 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1190 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1191 = v598 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1601,11 +1601,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1208 = v1207 + v1191;
     out[v1208] = v1206;
   }
-  const unsigned int v1209 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1209 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1210 = v599 + v1209;
-  const unsigned int v1211 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1211 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1212 = v598 + v1211;
-  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1214 = v1212 < v1;
   const bool v1215 = v1213 && v1214;
   if (v1215) {
@@ -1623,11 +1623,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1229 = v1228 + v1212;
     out[v1229] = v1227;
   }
-  const unsigned int v1230 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1230 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1231 = v599 + v1230;
-  const unsigned int v1232 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1232 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1233 = v598 + v1232;
-  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1645,11 +1645,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1250 = v1249 + v1233;
     out[v1250] = v1248;
   }
-  const unsigned int v1251 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1251 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1252 = v599 + v1251;
-  const unsigned int v1253 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1253 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1254 = v598 + v1253;
-  const bool v1255 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1255 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1667,11 +1667,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1271 = v1270 + v1254;
     out[v1271] = v1269;
   }
-  const unsigned int v1272 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1272 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1273 = v599 + v1272;
-  const unsigned int v1274 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1274 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1275 = v598 + v1274;
-  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1689,11 +1689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1292 = v1291 + v1275;
     out[v1292] = v1290;
   }
-  const unsigned int v1293 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1293 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1294 = v599 + v1293;
-  const unsigned int v1295 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1295 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1296 = v598 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1711,11 +1711,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1313 = v1312 + v1296;
     out[v1313] = v1311;
   }
-  const unsigned int v1314 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1314 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1315 = v599 + v1314;
-  const unsigned int v1316 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1316 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1317 = v598 + v1316;
-  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1733,11 +1733,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1334 = v1333 + v1317;
     out[v1334] = v1332;
   }
-  const unsigned int v1335 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1335 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1336 = v599 + v1335;
-  const unsigned int v1337 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1337 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1338 = v598 + v1337;
-  const bool v1339 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1339 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1340 = v1338 < v1;
   const bool v1341 = v1339 && v1340;
   if (v1341) {
@@ -1755,11 +1755,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1355 = v1354 + v1338;
     out[v1355] = v1353;
   }
-  const unsigned int v1356 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1356 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1357 = v599 + v1356;
-  const unsigned int v1358 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1358 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1359 = v598 + v1358;
-  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1777,11 +1777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1376 = v1375 + v1359;
     out[v1376] = v1374;
   }
-  const unsigned int v1377 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1377 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1378 = v599 + v1377;
-  const unsigned int v1379 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1379 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1380 = v598 + v1379;
-  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1382 = v1380 < v1;
   const bool v1383 = v1381 && v1382;
   if (v1383) {
@@ -1799,11 +1799,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1397 = v1396 + v1380;
     out[v1397] = v1395;
   }
-  const unsigned int v1398 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1398 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1399 = v599 + v1398;
-  const unsigned int v1400 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1400 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1401 = v598 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1821,11 +1821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1418 = v1417 + v1401;
     out[v1418] = v1416;
   }
-  const unsigned int v1419 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1419 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1420 = v599 + v1419;
-  const unsigned int v1421 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1421 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1422 = v598 + v1421;
-  const bool v1423 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1423 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1424 = v1422 < v1;
   const bool v1425 = v1423 && v1424;
   if (v1425) {
@@ -1843,11 +1843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1439 = v1438 + v1422;
     out[v1439] = v1437;
   }
-  const unsigned int v1440 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1440 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1441 = v599 + v1440;
-  const unsigned int v1442 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1442 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1443 = v598 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1865,11 +1865,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1460 = v1459 + v1443;
     out[v1460] = v1458;
   }
-  const unsigned int v1461 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1461 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1462 = v599 + v1461;
-  const unsigned int v1463 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1463 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1464 = v598 + v1463;
-  const bool v1465 = v1462 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1465 = v1462 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1466 = v1464 < v1;
   const bool v1467 = v1465 && v1466;
   if (v1467) {
@@ -1887,11 +1887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1481 = v1480 + v1464;
     out[v1481] = v1479;
   }
-  const unsigned int v1482 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1482 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1483 = v599 + v1482;
-  const unsigned int v1484 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1484 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1485 = v598 + v1484;
-  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1909,11 +1909,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1502 = v1501 + v1485;
     out[v1502] = v1500;
   }
-  const unsigned int v1503 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1503 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1504 = v599 + v1503;
-  const unsigned int v1505 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1505 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1506 = v598 + v1505;
-  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1508 = v1506 < v1;
   const bool v1509 = v1507 && v1508;
   if (v1509) {
@@ -1931,11 +1931,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1523 = v1522 + v1506;
     out[v1523] = v1521;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1524 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1525 = v599 + v1524;
-  const unsigned int v1526 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1526 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1527 = v598 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1953,11 +1953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1544 = v1543 + v1527;
     out[v1544] = v1542;
   }
-  const unsigned int v1545 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1545 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1546 = v599 + v1545;
-  const unsigned int v1547 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1547 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1548 = v598 + v1547;
-  const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1550 = v1548 < v1;
   const bool v1551 = v1549 && v1550;
   if (v1551) {
@@ -1975,11 +1975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1565 = v1564 + v1548;
     out[v1565] = v1563;
   }
-  const unsigned int v1566 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1566 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1567 = v599 + v1566;
-  const unsigned int v1568 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1568 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1569 = v598 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1997,11 +1997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1586 = v1585 + v1569;
     out[v1586] = v1584;
   }
-  const unsigned int v1587 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1587 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1588 = v599 + v1587;
-  const unsigned int v1589 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1589 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1590 = v598 + v1589;
-  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1592 = v1590 < v1;
   const bool v1593 = v1591 && v1592;
   if (v1593) {
@@ -2019,11 +2019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1607 = v1606 + v1590;
     out[v1607] = v1605;
   }
-  const unsigned int v1608 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1608 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1609 = v599 + v1608;
-  const unsigned int v1610 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1610 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1611 = v598 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -2041,11 +2041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1628 = v1627 + v1611;
     out[v1628] = v1626;
   }
-  const unsigned int v1629 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1629 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1630 = v599 + v1629;
-  const unsigned int v1631 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1631 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1632 = v598 + v1631;
-  const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1634 = v1632 < v1;
   const bool v1635 = v1633 && v1634;
   if (v1635) {
@@ -2063,11 +2063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1649 = v1648 + v1632;
     out[v1649] = v1647;
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1650 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1651 = v599 + v1650;
-  const unsigned int v1652 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1652 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1653 = v598 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -2085,11 +2085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1670 = v1669 + v1653;
     out[v1670] = v1668;
   }
-  const unsigned int v1671 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1671 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1672 = v599 + v1671;
-  const unsigned int v1673 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1673 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1674 = v598 + v1673;
-  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1676 = v1674 < v1;
   const bool v1677 = v1675 && v1676;
   if (v1677) {
@@ -2107,11 +2107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1691 = v1690 + v1674;
     out[v1691] = v1689;
   }
-  const unsigned int v1692 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1692 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1693 = v599 + v1692;
-  const unsigned int v1694 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1694 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1695 = v598 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -2129,11 +2129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1712 = v1711 + v1695;
     out[v1712] = v1710;
   }
-  const unsigned int v1713 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1713 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1714 = v599 + v1713;
-  const unsigned int v1715 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1715 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1716 = v598 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1718 = v1716 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
@@ -2151,11 +2151,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1733 = v1732 + v1716;
     out[v1733] = v1731;
   }
-  const unsigned int v1734 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1734 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1735 = v599 + v1734;
-  const unsigned int v1736 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1736 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1737 = v598 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -2173,11 +2173,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1754 = v1753 + v1737;
     out[v1754] = v1752;
   }
-  const unsigned int v1755 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1755 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1756 = v599 + v1755;
-  const unsigned int v1757 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1757 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1758 = v598 + v1757;
-  const bool v1759 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1759 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1760 = v1758 < v1;
   const bool v1761 = v1759 && v1760;
   if (v1761) {
@@ -2195,11 +2195,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1775 = v1774 + v1758;
     out[v1775] = v1773;
   }
-  const unsigned int v1776 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1776 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1777 = v599 + v1776;
-  const unsigned int v1778 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1778 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1779 = v598 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -2217,11 +2217,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1796 = v1795 + v1779;
     out[v1796] = v1794;
   }
-  const unsigned int v1797 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1797 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1798 = v599 + v1797;
-  const unsigned int v1799 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1799 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1800 = v598 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1802 = v1800 < v1;
   const bool v1803 = v1801 && v1802;
   if (v1803) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1817 = v1816 + v1800;
     out[v1817] = v1815;
   }
-  const unsigned int v1818 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1818 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1819 = v599 + v1818;
-  const unsigned int v1820 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1820 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1821 = v598 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -2261,11 +2261,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1838 = v1837 + v1821;
     out[v1838] = v1836;
   }
-  const unsigned int v1839 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1839 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1840 = v599 + v1839;
-  const unsigned int v1841 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1841 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1842 = v598 + v1841;
-  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1844 = v1842 < v1;
   const bool v1845 = v1843 && v1844;
   if (v1845) {
@@ -2283,11 +2283,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1859 = v1858 + v1842;
     out[v1859] = v1857;
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1860 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1861 = v599 + v1860;
-  const unsigned int v1862 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1862 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1863 = v598 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -2305,11 +2305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1880 = v1879 + v1863;
     out[v1880] = v1878;
   }
-  const unsigned int v1881 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1881 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1882 = v599 + v1881;
-  const unsigned int v1883 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1883 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1884 = v598 + v1883;
-  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1886 = v1884 < v1;
   const bool v1887 = v1885 && v1886;
   if (v1887) {
@@ -2327,11 +2327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1901 = v1900 + v1884;
     out[v1901] = v1899;
   }
-  const unsigned int v1902 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1902 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1903 = v599 + v1902;
-  const unsigned int v1904 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1904 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1905 = v598 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -2349,11 +2349,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1922 = v1921 + v1905;
     out[v1922] = v1920;
   }
-  const unsigned int v1923 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1923 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1924 = v599 + v1923;
-  const unsigned int v1925 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1925 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1926 = v598 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1928 = v1926 < v1;
   const bool v1929 = v1927 && v1928;
   if (v1929) {
@@ -2371,11 +2371,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1943 = v1942 + v1926;
     out[v1943] = v1941;
   }
-  const unsigned int v1944 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1944 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1945 = v599 + v1944;
-  const unsigned int v1946 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1946 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1947 = v598 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2393,11 +2393,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1964 = v1963 + v1947;
     out[v1964] = v1962;
   }
-  const unsigned int v1965 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1965 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1966 = v599 + v1965;
-  const unsigned int v1967 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1967 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1968 = v598 + v1967;
-  const bool v1969 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1969 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1970 = v1968 < v1;
   const bool v1971 = v1969 && v1970;
   if (v1971) {
@@ -2415,11 +2415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1985 = v1984 + v1968;
     out[v1985] = v1983;
   }
-  const unsigned int v1986 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1986 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1987 = v599 + v1986;
-  const unsigned int v1988 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1988 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1989 = v598 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1991 = v1989 < v1;
   const bool v1992 = v1990 && v1991;
   if (v1992) {
@@ -2437,11 +2437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2006 = v2005 + v1989;
     out[v2006] = v2004;
   }
-  const unsigned int v2007 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2007 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2008 = v599 + v2007;
-  const unsigned int v2009 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2009 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2010 = v598 + v2009;
-  const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2012 = v2010 < v1;
   const bool v2013 = v2011 && v2012;
   if (v2013) {
@@ -2459,11 +2459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2027 = v2026 + v2010;
     out[v2027] = v2025;
   }
-  const unsigned int v2028 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2028 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2029 = v599 + v2028;
-  const unsigned int v2030 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2030 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2031 = v598 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2481,11 +2481,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2048 = v2047 + v2031;
     out[v2048] = v2046;
   }
-  const unsigned int v2049 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2049 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2050 = v599 + v2049;
-  const unsigned int v2051 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2051 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2052 = v598 + v2051;
-  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -2503,11 +2503,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2069 = v2068 + v2052;
     out[v2069] = v2067;
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2070 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2071 = v599 + v2070;
-  const unsigned int v2072 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2072 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2073 = v598 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2525,11 +2525,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2090 = v2089 + v2073;
     out[v2090] = v2088;
   }
-  const unsigned int v2091 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2091 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2092 = v599 + v2091;
-  const unsigned int v2093 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2093 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2094 = v598 + v2093;
-  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2096 = v2094 < v1;
   const bool v2097 = v2095 && v2096;
   if (v2097) {
@@ -2547,11 +2547,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2111 = v2110 + v2094;
     out[v2111] = v2109;
   }
-  const unsigned int v2112 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2112 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2113 = v599 + v2112;
-  const unsigned int v2114 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2114 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2115 = v598 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2569,11 +2569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2132 = v2131 + v2115;
     out[v2132] = v2130;
   }
-  const unsigned int v2133 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2133 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2134 = v599 + v2133;
-  const unsigned int v2135 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2135 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2136 = v598 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2138 = v2136 < v1;
   const bool v2139 = v2137 && v2138;
   if (v2139) {
@@ -2591,11 +2591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2153 = v2152 + v2136;
     out[v2153] = v2151;
   }
-  const unsigned int v2154 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2154 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2155 = v599 + v2154;
-  const unsigned int v2156 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2156 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2157 = v598 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
@@ -2613,11 +2613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2174 = v2173 + v2157;
     out[v2174] = v2172;
   }
-  const unsigned int v2175 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2175 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2176 = v599 + v2175;
-  const unsigned int v2177 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2177 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2178 = v598 + v2177;
-  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2180 = v2178 < v1;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -2635,11 +2635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2195 = v2194 + v2178;
     out[v2195] = v2193;
   }
-  const unsigned int v2196 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2196 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2197 = v599 + v2196;
-  const unsigned int v2198 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2198 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2199 = v598 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2201 = v2199 < v1;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
@@ -2657,11 +2657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2216 = v2215 + v2199;
     out[v2216] = v2214;
   }
-  const unsigned int v2217 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2217 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2218 = v599 + v2217;
-  const unsigned int v2219 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2219 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2220 = v598 + v2219;
-  const bool v2221 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2221 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2222 = v2220 < v1;
   const bool v2223 = v2221 && v2222;
   if (v2223) {
@@ -2679,11 +2679,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2237 = v2236 + v2220;
     out[v2237] = v2235;
   }
-  const unsigned int v2238 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2238 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2239 = v599 + v2238;
-  const unsigned int v2240 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2240 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2241 = v598 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2701,11 +2701,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2258 = v2257 + v2241;
     out[v2258] = v2256;
   }
-  const unsigned int v2259 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2259 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2260 = v599 + v2259;
-  const unsigned int v2261 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2261 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2262 = v598 + v2261;
-  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2264 = v2262 < v1;
   const bool v2265 = v2263 && v2264;
   if (v2265) {
@@ -2723,11 +2723,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2279 = v2278 + v2262;
     out[v2279] = v2277;
   }
-  const unsigned int v2280 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2280 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2281 = v599 + v2280;
-  const unsigned int v2282 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2282 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2283 = v598 + v2282;
-  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
@@ -2745,11 +2745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2300 = v2299 + v2283;
     out[v2300] = v2298;
   }
-  const unsigned int v2301 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2301 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2302 = v599 + v2301;
-  const unsigned int v2303 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2303 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2304 = v598 + v2303;
-  const bool v2305 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2305 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2306 = v2304 < v1;
   const bool v2307 = v2305 && v2306;
   if (v2307) {
@@ -2767,11 +2767,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2321 = v2320 + v2304;
     out[v2321] = v2319;
   }
-  const unsigned int v2322 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2322 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2323 = v599 + v2322;
-  const unsigned int v2324 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2324 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2325 = v598 + v2324;
-  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2327 = v2325 < v1;
   const bool v2328 = v2326 && v2327;
   if (v2328) {
@@ -2789,11 +2789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2342 = v2341 + v2325;
     out[v2342] = v2340;
   }
-  const unsigned int v2343 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2343 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2344 = v599 + v2343;
-  const unsigned int v2345 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2345 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2346 = v598 + v2345;
-  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2348 = v2346 < v1;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -2811,11 +2811,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2363 = v2362 + v2346;
     out[v2363] = v2361;
   }
-  const unsigned int v2364 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2364 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2365 = v599 + v2364;
-  const unsigned int v2366 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2366 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2367 = v598 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2833,11 +2833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2384 = v2383 + v2367;
     out[v2384] = v2382;
   }
-  const unsigned int v2385 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2385 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2386 = v599 + v2385;
-  const unsigned int v2387 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2387 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2388 = v598 + v2387;
-  const bool v2389 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2389 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2390 = v2388 < v1;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
@@ -2855,11 +2855,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2405 = v2404 + v2388;
     out[v2405] = v2403;
   }
-  const unsigned int v2406 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2406 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2407 = v599 + v2406;
-  const unsigned int v2408 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2408 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2409 = v598 + v2408;
-  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2411 = v2409 < v1;
   const bool v2412 = v2410 && v2411;
   if (v2412) {
@@ -2877,11 +2877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2426 = v2425 + v2409;
     out[v2426] = v2424;
   }
-  const unsigned int v2427 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2427 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2428 = v599 + v2427;
-  const unsigned int v2429 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2429 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2430 = v598 + v2429;
-  const bool v2431 = v2428 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2431 = v2428 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2432 = v2430 < v1;
   const bool v2433 = v2431 && v2432;
   if (v2433) {
@@ -2899,11 +2899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2447 = v2446 + v2430;
     out[v2447] = v2445;
   }
-  const unsigned int v2448 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2448 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2449 = v599 + v2448;
-  const unsigned int v2450 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2450 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2451 = v598 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2453 = v2451 < v1;
   const bool v2454 = v2452 && v2453;
   if (v2454) {
@@ -2921,11 +2921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2468 = v2467 + v2451;
     out[v2468] = v2466;
   }
-  const unsigned int v2469 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2469 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2470 = v599 + v2469;
-  const unsigned int v2471 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2471 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2472 = v598 + v2471;
-  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2474 = v2472 < v1;
   const bool v2475 = v2473 && v2474;
   if (v2475) {
@@ -2943,11 +2943,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2489 = v2488 + v2472;
     out[v2489] = v2487;
   }
-  const unsigned int v2490 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2490 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2491 = v599 + v2490;
-  const unsigned int v2492 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2492 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2493 = v598 + v2492;
-  const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2495 = v2493 < v1;
   const bool v2496 = v2494 && v2495;
   if (v2496) {
@@ -2965,11 +2965,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2510 = v2509 + v2493;
     out[v2510] = v2508;
   }
-  const unsigned int v2511 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2511 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2512 = v599 + v2511;
-  const unsigned int v2513 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2513 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2514 = v598 + v2513;
-  const bool v2515 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2515 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2516 = v2514 < v1;
   const bool v2517 = v2515 && v2516;
   if (v2517) {
@@ -2987,11 +2987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2531 = v2530 + v2514;
     out[v2531] = v2529;
   }
-  const unsigned int v2532 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2532 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2533 = v599 + v2532;
-  const unsigned int v2534 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2534 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2535 = v598 + v2534;
-  const bool v2536 = v2533 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2536 = v2533 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2537 = v2535 < v1;
   const bool v2538 = v2536 && v2537;
   if (v2538) {
@@ -3009,11 +3009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2552 = v2551 + v2535;
     out[v2552] = v2550;
   }
-  const unsigned int v2553 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2553 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2554 = v599 + v2553;
-  const unsigned int v2555 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2555 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2556 = v598 + v2555;
-  const bool v2557 = v2554 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2557 = v2554 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2558 = v2556 < v1;
   const bool v2559 = v2557 && v2558;
   if (v2559) {
@@ -3031,11 +3031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2573 = v2572 + v2556;
     out[v2573] = v2571;
   }
-  const unsigned int v2574 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2574 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2575 = v599 + v2574;
-  const unsigned int v2576 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2576 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2577 = v598 + v2576;
-  const bool v2578 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2578 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2579 = v2577 < v1;
   const bool v2580 = v2578 && v2579;
   if (v2580) {
@@ -3053,11 +3053,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2594 = v2593 + v2577;
     out[v2594] = v2592;
   }
-  const unsigned int v2595 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2595 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2596 = v599 + v2595;
-  const unsigned int v2597 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2597 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2598 = v598 + v2597;
-  const bool v2599 = v2596 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2599 = v2596 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2600 = v2598 < v1;
   const bool v2601 = v2599 && v2600;
   if (v2601) {
@@ -3075,11 +3075,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2615 = v2614 + v2598;
     out[v2615] = v2613;
   }
-  const unsigned int v2616 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2616 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2617 = v599 + v2616;
-  const unsigned int v2618 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2618 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2619 = v598 + v2618;
-  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -3097,11 +3097,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2636 = v2635 + v2619;
     out[v2636] = v2634;
   }
-  const unsigned int v2637 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2637 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2638 = v599 + v2637;
-  const unsigned int v2639 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2639 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2640 = v598 + v2639;
-  const bool v2641 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2641 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2642 = v2640 < v1;
   const bool v2643 = v2641 && v2642;
   if (v2643) {
@@ -3119,11 +3119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2657 = v2656 + v2640;
     out[v2657] = v2655;
   }
-  const unsigned int v2658 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2658 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2659 = v599 + v2658;
-  const unsigned int v2660 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2660 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2661 = v598 + v2660;
-  const bool v2662 = v2659 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2662 = v2659 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2663 = v2661 < v1;
   const bool v2664 = v2662 && v2663;
   if (v2664) {
@@ -3141,11 +3141,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2678 = v2677 + v2661;
     out[v2678] = v2676;
   }
-  const unsigned int v2679 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2679 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2680 = v599 + v2679;
-  const unsigned int v2681 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2681 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2682 = v598 + v2681;
-  const bool v2683 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2683 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2684 = v2682 < v1;
   const bool v2685 = v2683 && v2684;
   if (v2685) {
@@ -3163,11 +3163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2699 = v2698 + v2682;
     out[v2699] = v2697;
   }
-  const unsigned int v2700 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2700 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2701 = v599 + v2700;
-  const unsigned int v2702 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2702 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2703 = v598 + v2702;
-  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2705 = v2703 < v1;
   const bool v2706 = v2704 && v2705;
   if (v2706) {
@@ -3185,11 +3185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2720 = v2719 + v2703;
     out[v2720] = v2718;
   }
-  const unsigned int v2721 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2721 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2722 = v599 + v2721;
-  const unsigned int v2723 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2723 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2724 = v598 + v2723;
-  const bool v2725 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2725 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2726 = v2724 < v1;
   const bool v2727 = v2725 && v2726;
   if (v2727) {
@@ -3207,11 +3207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2741 = v2740 + v2724;
     out[v2741] = v2739;
   }
-  const unsigned int v2742 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2742 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2743 = v599 + v2742;
-  const unsigned int v2744 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2744 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2745 = v598 + v2744;
-  const bool v2746 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2746 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2747 = v2745 < v1;
   const bool v2748 = v2746 && v2747;
   if (v2748) {
@@ -3229,11 +3229,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2762 = v2761 + v2745;
     out[v2762] = v2760;
   }
-  const unsigned int v2763 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2763 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2764 = v599 + v2763;
-  const unsigned int v2765 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2765 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2766 = v598 + v2765;
-  const bool v2767 = v2764 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2767 = v2764 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2768 = v2766 < v1;
   const bool v2769 = v2767 && v2768;
   if (v2769) {
@@ -3251,11 +3251,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2783 = v2782 + v2766;
     out[v2783] = v2781;
   }
-  const unsigned int v2784 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2784 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2785 = v599 + v2784;
-  const unsigned int v2786 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2786 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2787 = v598 + v2786;
-  const bool v2788 = v2785 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2788 = v2785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2789 = v2787 < v1;
   const bool v2790 = v2788 && v2789;
   if (v2790) {
@@ -3273,11 +3273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2804 = v2803 + v2787;
     out[v2804] = v2802;
   }
-  const unsigned int v2805 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2805 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2806 = v599 + v2805;
-  const unsigned int v2807 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2807 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2808 = v598 + v2807;
-  const bool v2809 = v2806 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2809 = v2806 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2810 = v2808 < v1;
   const bool v2811 = v2809 && v2810;
   if (v2811) {
@@ -3295,11 +3295,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2825 = v2824 + v2808;
     out[v2825] = v2823;
   }
-  const unsigned int v2826 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2826 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2827 = v599 + v2826;
-  const unsigned int v2828 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2828 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2829 = v598 + v2828;
-  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2831 = v2829 < v1;
   const bool v2832 = v2830 && v2831;
   if (v2832) {
@@ -3317,11 +3317,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2846 = v2845 + v2829;
     out[v2846] = v2844;
   }
-  const unsigned int v2847 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2847 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2848 = v599 + v2847;
-  const unsigned int v2849 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2849 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2850 = v598 + v2849;
-  const bool v2851 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2851 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2852 = v2850 < v1;
   const bool v2853 = v2851 && v2852;
   if (v2853) {
@@ -3339,11 +3339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2867 = v2866 + v2850;
     out[v2867] = v2865;
   }
-  const unsigned int v2868 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2868 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2869 = v599 + v2868;
-  const unsigned int v2870 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2870 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2871 = v598 + v2870;
-  const bool v2872 = v2869 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2872 = v2869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2873 = v2871 < v1;
   const bool v2874 = v2872 && v2873;
   if (v2874) {
@@ -3361,11 +3361,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2888 = v2887 + v2871;
     out[v2888] = v2886;
   }
-  const unsigned int v2889 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2889 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2890 = v599 + v2889;
-  const unsigned int v2891 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2891 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2892 = v598 + v2891;
-  const bool v2893 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2893 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2894 = v2892 < v1;
   const bool v2895 = v2893 && v2894;
   if (v2895) {
@@ -3383,11 +3383,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2909 = v2908 + v2892;
     out[v2909] = v2907;
   }
-  const unsigned int v2910 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2910 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2911 = v599 + v2910;
-  const unsigned int v2912 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2912 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2913 = v598 + v2912;
-  const bool v2914 = v2911 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2914 = v2911 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2915 = v2913 < v1;
   const bool v2916 = v2914 && v2915;
   if (v2916) {
@@ -3405,11 +3405,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2930 = v2929 + v2913;
     out[v2930] = v2928;
   }
-  const unsigned int v2931 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2931 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2932 = v599 + v2931;
-  const unsigned int v2933 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2933 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2934 = v598 + v2933;
-  const bool v2935 = v2932 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2935 = v2932 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2936 = v2934 < v1;
   const bool v2937 = v2935 && v2936;
   if (v2937) {
@@ -3427,11 +3427,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2951 = v2950 + v2934;
     out[v2951] = v2949;
   }
-  const unsigned int v2952 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2952 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2953 = v599 + v2952;
-  const unsigned int v2954 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2954 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2955 = v598 + v2954;
-  const bool v2956 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2956 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2957 = v2955 < v1;
   const bool v2958 = v2956 && v2957;
   if (v2958) {
@@ -3449,11 +3449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2972 = v2971 + v2955;
     out[v2972] = v2970;
   }
-  const unsigned int v2973 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2973 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2974 = v599 + v2973;
-  const unsigned int v2975 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2975 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2976 = v598 + v2975;
-  const bool v2977 = v2974 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2977 = v2974 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2978 = v2976 < v1;
   const bool v2979 = v2977 && v2978;
   if (v2979) {
@@ -3471,11 +3471,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2993 = v2992 + v2976;
     out[v2993] = v2991;
   }
-  const unsigned int v2994 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2994 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2995 = v599 + v2994;
-  const unsigned int v2996 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2996 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2997 = v598 + v2996;
-  const bool v2998 = v2995 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2998 = v2995 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2999 = v2997 < v1;
   const bool v3000 = v2998 && v2999;
   if (v3000) {
@@ -3493,11 +3493,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3014 = v3013 + v2997;
     out[v3014] = v3012;
   }
-  const unsigned int v3015 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3015 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3016 = v599 + v3015;
-  const unsigned int v3017 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3017 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3018 = v598 + v3017;
-  const bool v3019 = v3016 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3019 = v3016 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3020 = v3018 < v1;
   const bool v3021 = v3019 && v3020;
   if (v3021) {
@@ -3515,11 +3515,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3035 = v3034 + v3018;
     out[v3035] = v3033;
   }
-  const unsigned int v3036 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3036 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3037 = v599 + v3036;
-  const unsigned int v3038 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3038 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3039 = v598 + v3038;
-  const bool v3040 = v3037 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3040 = v3037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3041 = v3039 < v1;
   const bool v3042 = v3040 && v3041;
   if (v3042) {
@@ -3537,11 +3537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3056 = v3055 + v3039;
     out[v3056] = v3054;
   }
-  const unsigned int v3057 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3057 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3058 = v599 + v3057;
-  const unsigned int v3059 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3059 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3060 = v598 + v3059;
-  const bool v3061 = v3058 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3061 = v3058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3062 = v3060 < v1;
   const bool v3063 = v3061 && v3062;
   if (v3063) {
@@ -3559,11 +3559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3077 = v3076 + v3060;
     out[v3077] = v3075;
   }
-  const unsigned int v3078 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3078 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3079 = v599 + v3078;
-  const unsigned int v3080 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3080 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3081 = v598 + v3080;
-  const bool v3082 = v3079 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3082 = v3079 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3083 = v3081 < v1;
   const bool v3084 = v3082 && v3083;
   if (v3084) {
@@ -3581,11 +3581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3098 = v3097 + v3081;
     out[v3098] = v3096;
   }
-  const unsigned int v3099 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3099 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3100 = v599 + v3099;
-  const unsigned int v3101 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3101 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3102 = v598 + v3101;
-  const bool v3103 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3103 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3104 = v3102 < v1;
   const bool v3105 = v3103 && v3104;
   if (v3105) {
@@ -3603,11 +3603,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3119 = v3118 + v3102;
     out[v3119] = v3117;
   }
-  const unsigned int v3120 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3120 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3121 = v599 + v3120;
-  const unsigned int v3122 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3122 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3123 = v598 + v3122;
-  const bool v3124 = v3121 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3124 = v3121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3125 = v3123 < v1;
   const bool v3126 = v3124 && v3125;
   if (v3126) {
@@ -3625,11 +3625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3140 = v3139 + v3123;
     out[v3140] = v3138;
   }
-  const unsigned int v3141 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3141 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3142 = v599 + v3141;
-  const unsigned int v3143 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3143 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3144 = v598 + v3143;
-  const bool v3145 = v3142 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3145 = v3142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3146 = v3144 < v1;
   const bool v3147 = v3145 && v3146;
   if (v3147) {
@@ -3647,11 +3647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3161 = v3160 + v3144;
     out[v3161] = v3159;
   }
-  const unsigned int v3162 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3162 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3163 = v599 + v3162;
-  const unsigned int v3164 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3164 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3165 = v598 + v3164;
-  const bool v3166 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3166 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3167 = v3165 < v1;
   const bool v3168 = v3166 && v3167;
   if (v3168) {
@@ -3669,11 +3669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3182 = v3181 + v3165;
     out[v3182] = v3180;
   }
-  const unsigned int v3183 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3183 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3184 = v599 + v3183;
-  const unsigned int v3185 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3185 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3186 = v598 + v3185;
-  const bool v3187 = v3184 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3187 = v3184 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3188 = v3186 < v1;
   const bool v3189 = v3187 && v3188;
   if (v3189) {
@@ -3691,11 +3691,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3203 = v3202 + v3186;
     out[v3203] = v3201;
   }
-  const unsigned int v3204 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3204 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3205 = v599 + v3204;
-  const unsigned int v3206 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3206 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3207 = v598 + v3206;
-  const bool v3208 = v3205 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3208 = v3205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3209 = v3207 < v1;
   const bool v3210 = v3208 && v3209;
   if (v3210) {
@@ -3713,11 +3713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3224 = v3223 + v3207;
     out[v3224] = v3222;
   }
-  const unsigned int v3225 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3225 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3226 = v599 + v3225;
-  const unsigned int v3227 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3227 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3228 = v598 + v3227;
-  const bool v3229 = v3226 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3229 = v3226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3230 = v3228 < v1;
   const bool v3231 = v3229 && v3230;
   if (v3231) {
@@ -3735,11 +3735,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3245 = v3244 + v3228;
     out[v3245] = v3243;
   }
-  const unsigned int v3246 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3246 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3247 = v599 + v3246;
-  const unsigned int v3248 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3248 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3249 = v598 + v3248;
-  const bool v3250 = v3247 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3250 = v3247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3251 = v3249 < v1;
   const bool v3252 = v3250 && v3251;
   if (v3252) {
@@ -3757,11 +3757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3266 = v3265 + v3249;
     out[v3266] = v3264;
   }
-  const unsigned int v3267 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3267 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3268 = v599 + v3267;
-  const unsigned int v3269 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3269 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3270 = v598 + v3269;
-  const bool v3271 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3271 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3272 = v3270 < v1;
   const bool v3273 = v3271 && v3272;
   if (v3273) {

@@ -261,566 +261,566 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    for (unsigned int v2411 = 0u; v2411 < 2u; v2411 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2411 = 0u; v2411 < 2u; v2411 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2412 = v2411 << 6u;
       const bool v2414 = v2412 < v2;
       if (v2414) {
-        const unsigned int v2416 = v2411 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2418 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2421 = v2418 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2424 = v2418 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2416 = v2411 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2418 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2421 = v2418 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2424 = v2418 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2425 = v2424 << 3u;
-        const unsigned int v2426 = v24 + v2421;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2426 = v24 + v2421;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2427 = v2426 < v0;
         const unsigned int v2428 = v2412 + v2425;
         const bool v2429 = v2428 < v2;
         const bool v2430 = v2427 && v2429;
-        const unsigned int v2432 = v2426 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2432 = v2426 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2434 = v2432 + v2412;
         const unsigned int v2435 = v2434 + v2425;
         const unsigned int v2436 = v2430 ? v2435 : 0u;
-        const unsigned int v2438 = v2421 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2438 = v2421 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2439 = v2416 + v2438;
         const unsigned int v2440 = v2439 + v2425;
         iron_copy_async<16>(shm0 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), a + v2436, v2430);
-        const unsigned int v2443 = v2418 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2445 = v2443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2448 = v2443 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2443 = v2418 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2445 = v2443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2448 = v2443 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2449 = v2448 << 3u;
-        const unsigned int v2450 = v24 + v2445;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2450 = v24 + v2445;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2451 = v2450 < v0;
         const unsigned int v2452 = v2412 + v2449;
         const bool v2453 = v2452 < v2;
         const bool v2454 = v2451 && v2453;
-        const unsigned int v2456 = v2450 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2456 = v2450 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2458 = v2456 + v2412;
         const unsigned int v2459 = v2458 + v2449;
         const unsigned int v2460 = v2454 ? v2459 : 0u;
-        const unsigned int v2462 = v2445 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2462 = v2445 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2463 = v2416 + v2462;
         const unsigned int v2464 = v2463 + v2449;
         iron_copy_async<16>(shm0 + (v2464 ^ (((v2464 >> 6u) & 7u) << 3u)), a + v2460, v2454);
-        const unsigned int v2467 = v2418 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2469 = v2467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2472 = v2467 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2467 = v2418 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2469 = v2467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2472 = v2467 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2473 = v2472 << 3u;
-        const unsigned int v2474 = v24 + v2469;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2474 = v24 + v2469;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2475 = v2474 < v0;
         const unsigned int v2476 = v2412 + v2473;
         const bool v2477 = v2476 < v2;
         const bool v2478 = v2475 && v2477;
-        const unsigned int v2480 = v2474 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2480 = v2474 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2482 = v2480 + v2412;
         const unsigned int v2483 = v2482 + v2473;
         const unsigned int v2484 = v2478 ? v2483 : 0u;
-        const unsigned int v2486 = v2469 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2486 = v2469 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2487 = v2416 + v2486;
         const unsigned int v2488 = v2487 + v2473;
         iron_copy_async<16>(shm0 + (v2488 ^ (((v2488 >> 6u) & 7u) << 3u)), a + v2484, v2478);
-        const unsigned int v2491 = v2418 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2493 = v2491 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2496 = v2491 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2491 = v2418 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2493 = v2491 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2496 = v2491 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2497 = v2496 << 3u;
-        const unsigned int v2498 = v24 + v2493;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2498 = v24 + v2493;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2499 = v2498 < v0;
         const unsigned int v2500 = v2412 + v2497;
         const bool v2501 = v2500 < v2;
         const bool v2502 = v2499 && v2501;
-        const unsigned int v2504 = v2498 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2504 = v2498 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2506 = v2504 + v2412;
         const unsigned int v2507 = v2506 + v2497;
         const unsigned int v2508 = v2502 ? v2507 : 0u;
-        const unsigned int v2510 = v2493 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2510 = v2493 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2511 = v2416 + v2510;
         const unsigned int v2512 = v2511 + v2497;
         iron_copy_async<16>(shm0 + (v2512 ^ (((v2512 >> 6u) & 7u) << 3u)), a + v2508, v2502);
-        const unsigned int v2515 = v2418 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2517 = v2515 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2520 = v2515 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2515 = v2418 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2517 = v2515 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2520 = v2515 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2521 = v2520 << 3u;
-        const unsigned int v2522 = v24 + v2517;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2522 = v24 + v2517;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2523 = v2522 < v0;
         const unsigned int v2524 = v2412 + v2521;
         const bool v2525 = v2524 < v2;
         const bool v2526 = v2523 && v2525;
-        const unsigned int v2528 = v2522 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2528 = v2522 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2530 = v2528 + v2412;
         const unsigned int v2531 = v2530 + v2521;
         const unsigned int v2532 = v2526 ? v2531 : 0u;
-        const unsigned int v2534 = v2517 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2534 = v2517 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2535 = v2416 + v2534;
         const unsigned int v2536 = v2535 + v2521;
         iron_copy_async<16>(shm0 + (v2536 ^ (((v2536 >> 6u) & 7u) << 3u)), a + v2532, v2526);
-        const unsigned int v2539 = v2418 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2541 = v2539 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2544 = v2539 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2539 = v2418 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2541 = v2539 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2544 = v2539 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2545 = v2544 << 3u;
-        const unsigned int v2546 = v24 + v2541;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2546 = v24 + v2541;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2547 = v2546 < v0;
         const unsigned int v2548 = v2412 + v2545;
         const bool v2549 = v2548 < v2;
         const bool v2550 = v2547 && v2549;
-        const unsigned int v2552 = v2546 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2552 = v2546 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2554 = v2552 + v2412;
         const unsigned int v2555 = v2554 + v2545;
         const unsigned int v2556 = v2550 ? v2555 : 0u;
-        const unsigned int v2558 = v2541 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2558 = v2541 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2559 = v2416 + v2558;
         const unsigned int v2560 = v2559 + v2545;
         iron_copy_async<16>(shm0 + (v2560 ^ (((v2560 >> 6u) & 7u) << 3u)), a + v2556, v2550);
-        const unsigned int v2563 = v2418 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2565 = v2563 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2568 = v2563 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2563 = v2418 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2565 = v2563 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2568 = v2563 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2569 = v2568 << 3u;
-        const unsigned int v2570 = v24 + v2565;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2570 = v24 + v2565;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2571 = v2570 < v0;
         const unsigned int v2572 = v2412 + v2569;
         const bool v2573 = v2572 < v2;
         const bool v2574 = v2571 && v2573;
-        const unsigned int v2576 = v2570 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2576 = v2570 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2578 = v2576 + v2412;
         const unsigned int v2579 = v2578 + v2569;
         const unsigned int v2580 = v2574 ? v2579 : 0u;
-        const unsigned int v2582 = v2565 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2582 = v2565 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2583 = v2416 + v2582;
         const unsigned int v2584 = v2583 + v2569;
         iron_copy_async<16>(shm0 + (v2584 ^ (((v2584 >> 6u) & 7u) << 3u)), a + v2580, v2574);
-        const unsigned int v2587 = v2418 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2589 = v2587 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2592 = v2587 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2587 = v2418 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2589 = v2587 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2592 = v2587 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2593 = v2592 << 3u;
-        const unsigned int v2594 = v24 + v2589;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2594 = v24 + v2589;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2595 = v2594 < v0;
         const unsigned int v2596 = v2412 + v2593;
         const bool v2597 = v2596 < v2;
         const bool v2598 = v2595 && v2597;
-        const unsigned int v2600 = v2594 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2600 = v2594 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2602 = v2600 + v2412;
         const unsigned int v2603 = v2602 + v2593;
         const unsigned int v2604 = v2598 ? v2603 : 0u;
-        const unsigned int v2606 = v2589 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2606 = v2589 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2607 = v2416 + v2606;
         const unsigned int v2608 = v2607 + v2593;
         iron_copy_async<16>(shm0 + (v2608 ^ (((v2608 >> 6u) & 7u) << 3u)), a + v2604, v2598);
-        const unsigned int v2620 = v28 + v2421;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2620 = v28 + v2421;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2621 = v2620 < v1;
         const bool v2624 = v2621 && v2429;
-        const unsigned int v2626 = v2620 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2626 = v2620 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2628 = v2626 + v2412;
         const unsigned int v2629 = v2628 + v2425;
         const unsigned int v2630 = v2624 ? v2629 : 0u;
-        iron_copy_async<16>(shm1 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), b + v2630, v2624);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2644 = v28 + v2445;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), b + v2630, v2624);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2644 = v28 + v2445;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2645 = v2644 < v1;
         const bool v2648 = v2645 && v2453;
-        const unsigned int v2650 = v2644 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2650 = v2644 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2652 = v2650 + v2412;
         const unsigned int v2653 = v2652 + v2449;
         const unsigned int v2654 = v2648 ? v2653 : 0u;
-        iron_copy_async<16>(shm1 + (v2464 ^ (((v2464 >> 6u) & 7u) << 3u)), b + v2654, v2648);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2668 = v28 + v2469;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2464 ^ (((v2464 >> 6u) & 7u) << 3u)), b + v2654, v2648);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2668 = v28 + v2469;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2669 = v2668 < v1;
         const bool v2672 = v2669 && v2477;
-        const unsigned int v2674 = v2668 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2674 = v2668 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2676 = v2674 + v2412;
         const unsigned int v2677 = v2676 + v2473;
         const unsigned int v2678 = v2672 ? v2677 : 0u;
-        iron_copy_async<16>(shm1 + (v2488 ^ (((v2488 >> 6u) & 7u) << 3u)), b + v2678, v2672);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2692 = v28 + v2493;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2488 ^ (((v2488 >> 6u) & 7u) << 3u)), b + v2678, v2672);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2692 = v28 + v2493;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2693 = v2692 < v1;
         const bool v2696 = v2693 && v2501;
-        const unsigned int v2698 = v2692 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2698 = v2692 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2700 = v2698 + v2412;
         const unsigned int v2701 = v2700 + v2497;
         const unsigned int v2702 = v2696 ? v2701 : 0u;
-        iron_copy_async<16>(shm1 + (v2512 ^ (((v2512 >> 6u) & 7u) << 3u)), b + v2702, v2696);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2716 = v28 + v2517;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2512 ^ (((v2512 >> 6u) & 7u) << 3u)), b + v2702, v2696);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2716 = v28 + v2517;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2717 = v2716 < v1;
         const bool v2720 = v2717 && v2525;
-        const unsigned int v2722 = v2716 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2722 = v2716 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2724 = v2722 + v2412;
         const unsigned int v2725 = v2724 + v2521;
         const unsigned int v2726 = v2720 ? v2725 : 0u;
-        iron_copy_async<16>(shm1 + (v2536 ^ (((v2536 >> 6u) & 7u) << 3u)), b + v2726, v2720);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2740 = v28 + v2541;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2536 ^ (((v2536 >> 6u) & 7u) << 3u)), b + v2726, v2720);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2740 = v28 + v2541;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2741 = v2740 < v1;
         const bool v2744 = v2741 && v2549;
-        const unsigned int v2746 = v2740 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2746 = v2740 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2748 = v2746 + v2412;
         const unsigned int v2749 = v2748 + v2545;
         const unsigned int v2750 = v2744 ? v2749 : 0u;
-        iron_copy_async<16>(shm1 + (v2560 ^ (((v2560 >> 6u) & 7u) << 3u)), b + v2750, v2744);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2764 = v28 + v2565;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2560 ^ (((v2560 >> 6u) & 7u) << 3u)), b + v2750, v2744);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2764 = v28 + v2565;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2765 = v2764 < v1;
         const bool v2768 = v2765 && v2573;
-        const unsigned int v2770 = v2764 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2770 = v2764 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2772 = v2770 + v2412;
         const unsigned int v2773 = v2772 + v2569;
         const unsigned int v2774 = v2768 ? v2773 : 0u;
-        iron_copy_async<16>(shm1 + (v2584 ^ (((v2584 >> 6u) & 7u) << 3u)), b + v2774, v2768);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2788 = v28 + v2589;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2584 ^ (((v2584 >> 6u) & 7u) << 3u)), b + v2774, v2768);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2788 = v28 + v2589;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2789 = v2788 < v1;
         const bool v2792 = v2789 && v2597;
-        const unsigned int v2794 = v2788 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2794 = v2788 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2796 = v2794 + v2412;
         const unsigned int v2797 = v2796 + v2593;
         const unsigned int v2798 = v2792 ? v2797 : 0u;
-        iron_copy_async<16>(shm1 + (v2608 ^ (((v2608 >> 6u) & 7u) << 3u)), b + v2798, v2792);  // kernels/gemm/gemm_tiles.hpp:82
+        iron_copy_async<16>(shm1 + (v2608 ^ (((v2608 >> 6u) & 7u) << 3u)), b + v2798, v2792);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2815 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v2821 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v2815 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2821 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v2803 = 0u; v2803 < v2; v2803 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2803 = 0u; v2803 < v2; v2803 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2805 = v2803 >> 6u;
       const unsigned int v2807 = v2805 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2809 = v2807 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v2816 = v2809 + v2815;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v2809 = v2807 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2816 = v2809 + v2815;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2816, 64u);
-      const unsigned int v2822 = v2809 + v2821;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2822 = v2809 + v2821;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2822, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2829 = v2816 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2829 = v2816 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2829, 64u);
-      const unsigned int v2835 = v2822 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2835 = v2822 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2835, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2841 = v2816 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2841 = v2816 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2841, 64u);
-      const unsigned int v2847 = v2822 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2847 = v2822 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2847, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2853 = v2816 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2853 = v2816 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2853, 64u);
-      const unsigned int v2859 = v2822 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2859 = v2822 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2859, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2862 = v2803 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2862 = v2803 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2864 = v2805 + 2u;
       const unsigned int v2865 = v2864 % 3u;
       const bool v2866 = v2862 < v2;
       if (v2866) {
-        const unsigned int v2868 = v2865 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2870 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2873 = v2870 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2876 = v2870 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2868 = v2865 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2870 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2873 = v2870 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2876 = v2870 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2877 = v2876 << 3u;
-        const unsigned int v2878 = v24 + v2873;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2878 = v24 + v2873;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2879 = v2878 < v0;
         const unsigned int v2880 = v2862 + v2877;
         const bool v2881 = v2880 < v2;
         const bool v2882 = v2879 && v2881;
-        const unsigned int v2884 = v2878 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2884 = v2878 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2886 = v2884 + v2862;
         const unsigned int v2887 = v2886 + v2877;
         const unsigned int v2888 = v2882 ? v2887 : 0u;
-        const unsigned int v2890 = v2873 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2890 = v2873 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2891 = v2868 + v2890;
         const unsigned int v2892 = v2891 + v2877;
         iron_copy_async<16>(shm0 + (v2892 ^ (((v2892 >> 6u) & 7u) << 3u)), a + v2888, v2882);
-        const unsigned int v2895 = v2870 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2897 = v2895 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2900 = v2895 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2895 = v2870 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2897 = v2895 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2900 = v2895 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2901 = v2900 << 3u;
-        const unsigned int v2902 = v24 + v2897;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2902 = v24 + v2897;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2903 = v2902 < v0;
         const unsigned int v2904 = v2862 + v2901;
         const bool v2905 = v2904 < v2;
         const bool v2906 = v2903 && v2905;
-        const unsigned int v2908 = v2902 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2908 = v2902 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2910 = v2908 + v2862;
         const unsigned int v2911 = v2910 + v2901;
         const unsigned int v2912 = v2906 ? v2911 : 0u;
-        const unsigned int v2914 = v2897 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2914 = v2897 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2915 = v2868 + v2914;
         const unsigned int v2916 = v2915 + v2901;
         iron_copy_async<16>(shm0 + (v2916 ^ (((v2916 >> 6u) & 7u) << 3u)), a + v2912, v2906);
-        const unsigned int v2919 = v2870 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2921 = v2919 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2924 = v2919 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2919 = v2870 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2921 = v2919 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2924 = v2919 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2925 = v2924 << 3u;
-        const unsigned int v2926 = v24 + v2921;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2926 = v24 + v2921;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2927 = v2926 < v0;
         const unsigned int v2928 = v2862 + v2925;
         const bool v2929 = v2928 < v2;
         const bool v2930 = v2927 && v2929;
-        const unsigned int v2932 = v2926 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2932 = v2926 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2934 = v2932 + v2862;
         const unsigned int v2935 = v2934 + v2925;
         const unsigned int v2936 = v2930 ? v2935 : 0u;
-        const unsigned int v2938 = v2921 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2938 = v2921 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2939 = v2868 + v2938;
         const unsigned int v2940 = v2939 + v2925;
         iron_copy_async<16>(shm0 + (v2940 ^ (((v2940 >> 6u) & 7u) << 3u)), a + v2936, v2930);
-        const unsigned int v2943 = v2870 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2945 = v2943 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2948 = v2943 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2943 = v2870 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2945 = v2943 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2948 = v2943 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2949 = v2948 << 3u;
-        const unsigned int v2950 = v24 + v2945;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2950 = v24 + v2945;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2951 = v2950 < v0;
         const unsigned int v2952 = v2862 + v2949;
         const bool v2953 = v2952 < v2;
         const bool v2954 = v2951 && v2953;
-        const unsigned int v2956 = v2950 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2956 = v2950 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2958 = v2956 + v2862;
         const unsigned int v2959 = v2958 + v2949;
         const unsigned int v2960 = v2954 ? v2959 : 0u;
-        const unsigned int v2962 = v2945 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2962 = v2945 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2963 = v2868 + v2962;
         const unsigned int v2964 = v2963 + v2949;
         iron_copy_async<16>(shm0 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), a + v2960, v2954);
-        const unsigned int v2967 = v2870 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2969 = v2967 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2972 = v2967 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2967 = v2870 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2969 = v2967 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2972 = v2967 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2973 = v2972 << 3u;
-        const unsigned int v2974 = v24 + v2969;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2974 = v24 + v2969;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2975 = v2974 < v0;
         const unsigned int v2976 = v2862 + v2973;
         const bool v2977 = v2976 < v2;
         const bool v2978 = v2975 && v2977;
-        const unsigned int v2980 = v2974 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2980 = v2974 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2982 = v2980 + v2862;
         const unsigned int v2983 = v2982 + v2973;
         const unsigned int v2984 = v2978 ? v2983 : 0u;
-        const unsigned int v2986 = v2969 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2986 = v2969 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2987 = v2868 + v2986;
         const unsigned int v2988 = v2987 + v2973;
         iron_copy_async<16>(shm0 + (v2988 ^ (((v2988 >> 6u) & 7u) << 3u)), a + v2984, v2978);
-        const unsigned int v2991 = v2870 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2993 = v2991 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2996 = v2991 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2991 = v2870 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2993 = v2991 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2996 = v2991 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2997 = v2996 << 3u;
-        const unsigned int v2998 = v24 + v2993;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2998 = v24 + v2993;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2999 = v2998 < v0;
         const unsigned int v3000 = v2862 + v2997;
         const bool v3001 = v3000 < v2;
         const bool v3002 = v2999 && v3001;
-        const unsigned int v3004 = v2998 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3004 = v2998 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3006 = v3004 + v2862;
         const unsigned int v3007 = v3006 + v2997;
         const unsigned int v3008 = v3002 ? v3007 : 0u;
-        const unsigned int v3010 = v2993 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3010 = v2993 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3011 = v2868 + v3010;
         const unsigned int v3012 = v3011 + v2997;
         iron_copy_async<16>(shm0 + (v3012 ^ (((v3012 >> 6u) & 7u) << 3u)), a + v3008, v3002);
-        const unsigned int v3015 = v2870 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3017 = v3015 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3020 = v3015 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3015 = v2870 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3017 = v3015 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3020 = v3015 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3021 = v3020 << 3u;
-        const unsigned int v3022 = v24 + v3017;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3022 = v24 + v3017;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3023 = v3022 < v0;
         const unsigned int v3024 = v2862 + v3021;
         const bool v3025 = v3024 < v2;
         const bool v3026 = v3023 && v3025;
-        const unsigned int v3028 = v3022 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3028 = v3022 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3030 = v3028 + v2862;
         const unsigned int v3031 = v3030 + v3021;
         const unsigned int v3032 = v3026 ? v3031 : 0u;
-        const unsigned int v3034 = v3017 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3034 = v3017 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3035 = v2868 + v3034;
         const unsigned int v3036 = v3035 + v3021;
         iron_copy_async<16>(shm0 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), a + v3032, v3026);
-        const unsigned int v3039 = v2870 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3041 = v3039 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3044 = v3039 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3039 = v2870 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3041 = v3039 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3044 = v3039 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3045 = v3044 << 3u;
-        const unsigned int v3046 = v24 + v3041;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3046 = v24 + v3041;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3047 = v3046 < v0;
         const unsigned int v3048 = v2862 + v3045;
         const bool v3049 = v3048 < v2;
         const bool v3050 = v3047 && v3049;
-        const unsigned int v3052 = v3046 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3052 = v3046 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3054 = v3052 + v2862;
         const unsigned int v3055 = v3054 + v3045;
         const unsigned int v3056 = v3050 ? v3055 : 0u;
-        const unsigned int v3058 = v3041 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3058 = v3041 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3059 = v2868 + v3058;
         const unsigned int v3060 = v3059 + v3045;
         iron_copy_async<16>(shm0 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), a + v3056, v3050);
-        const unsigned int v3072 = v28 + v2873;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3072 = v28 + v2873;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3073 = v3072 < v1;
         const bool v3076 = v3073 && v2881;
-        const unsigned int v3078 = v3072 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3078 = v3072 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3080 = v3078 + v2862;
         const unsigned int v3081 = v3080 + v2877;
         const unsigned int v3082 = v3076 ? v3081 : 0u;
-        iron_copy_async<16>(shm1 + (v2892 ^ (((v2892 >> 6u) & 7u) << 3u)), b + v3082, v3076);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3096 = v28 + v2897;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2892 ^ (((v2892 >> 6u) & 7u) << 3u)), b + v3082, v3076);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3096 = v28 + v2897;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3097 = v3096 < v1;
         const bool v3100 = v3097 && v2905;
-        const unsigned int v3102 = v3096 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3102 = v3096 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3104 = v3102 + v2862;
         const unsigned int v3105 = v3104 + v2901;
         const unsigned int v3106 = v3100 ? v3105 : 0u;
-        iron_copy_async<16>(shm1 + (v2916 ^ (((v2916 >> 6u) & 7u) << 3u)), b + v3106, v3100);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3120 = v28 + v2921;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2916 ^ (((v2916 >> 6u) & 7u) << 3u)), b + v3106, v3100);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3120 = v28 + v2921;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3121 = v3120 < v1;
         const bool v3124 = v3121 && v2929;
-        const unsigned int v3126 = v3120 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3126 = v3120 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3128 = v3126 + v2862;
         const unsigned int v3129 = v3128 + v2925;
         const unsigned int v3130 = v3124 ? v3129 : 0u;
-        iron_copy_async<16>(shm1 + (v2940 ^ (((v2940 >> 6u) & 7u) << 3u)), b + v3130, v3124);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3144 = v28 + v2945;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2940 ^ (((v2940 >> 6u) & 7u) << 3u)), b + v3130, v3124);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3144 = v28 + v2945;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3145 = v3144 < v1;
         const bool v3148 = v3145 && v2953;
-        const unsigned int v3150 = v3144 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3150 = v3144 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3152 = v3150 + v2862;
         const unsigned int v3153 = v3152 + v2949;
         const unsigned int v3154 = v3148 ? v3153 : 0u;
-        iron_copy_async<16>(shm1 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), b + v3154, v3148);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3168 = v28 + v2969;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), b + v3154, v3148);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3168 = v28 + v2969;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3169 = v3168 < v1;
         const bool v3172 = v3169 && v2977;
-        const unsigned int v3174 = v3168 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3174 = v3168 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3176 = v3174 + v2862;
         const unsigned int v3177 = v3176 + v2973;
         const unsigned int v3178 = v3172 ? v3177 : 0u;
-        iron_copy_async<16>(shm1 + (v2988 ^ (((v2988 >> 6u) & 7u) << 3u)), b + v3178, v3172);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3192 = v28 + v2993;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2988 ^ (((v2988 >> 6u) & 7u) << 3u)), b + v3178, v3172);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3192 = v28 + v2993;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3193 = v3192 < v1;
         const bool v3196 = v3193 && v3001;
-        const unsigned int v3198 = v3192 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3198 = v3192 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3200 = v3198 + v2862;
         const unsigned int v3201 = v3200 + v2997;
         const unsigned int v3202 = v3196 ? v3201 : 0u;
-        iron_copy_async<16>(shm1 + (v3012 ^ (((v3012 >> 6u) & 7u) << 3u)), b + v3202, v3196);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3216 = v28 + v3017;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3012 ^ (((v3012 >> 6u) & 7u) << 3u)), b + v3202, v3196);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3216 = v28 + v3017;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3217 = v3216 < v1;
         const bool v3220 = v3217 && v3025;
-        const unsigned int v3222 = v3216 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3222 = v3216 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3224 = v3222 + v2862;
         const unsigned int v3225 = v3224 + v3021;
         const unsigned int v3226 = v3220 ? v3225 : 0u;
-        iron_copy_async<16>(shm1 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), b + v3226, v3220);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3240 = v28 + v3041;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), b + v3226, v3220);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3240 = v28 + v3041;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3241 = v3240 < v1;
         const bool v3244 = v3241 && v3049;
-        const unsigned int v3246 = v3240 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3246 = v3240 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3248 = v3246 + v2862;
         const unsigned int v3249 = v3248 + v3045;
         const unsigned int v3250 = v3244 ? v3249 : 0u;
-        iron_copy_async<16>(shm1 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), b + v3250, v3244);  // kernels/gemm/gemm_tiles.hpp:82
+        iron_copy_async<16>(shm1 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), b + v3250, v3244);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v513 = threadIdx.x;
-    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v521 = v520 < v0;
         const unsigned int v522 = v511 + v519;
         const bool v523 = v522 < v2;
         const bool v524 = v521 && v523;
         if (v524) {
-          const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v528 = v526 + v511;
           const unsigned int v529 = v528 + v519;
           const iron_bf16 v530 = a[v529];
-          const unsigned int v532 = v517 << 6u;
+          const unsigned int v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v533 = v532 + v519;
           shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = v530;
         } else {
-          const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v536 = v535 + v519;
           shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v547 = v546 < v1;
         const unsigned int v548 = v511 + v545;
         const bool v549 = v548 < v2;
         const bool v550 = v547 && v549;
         if (v550) {
-          const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v554 = v552 + v511;
           const unsigned int v555 = v554 + v545;
           const iron_bf16 v556 = b[v555];
-          const unsigned int v558 = v543 << 6u;
+          const unsigned int v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v559 = v558 + v545;
           shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = v556;
         } else {
-          const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v562 = v561 + v545;
           shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v615 = v24 + v33;
-  const unsigned int v616 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v616 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v617 = v615 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v618 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -833,11 +833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v629 = v628 + v619;
     out[v629] = v627;
   }
-  const unsigned int v630 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v630 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v631 = v615 + v630;
-  const unsigned int v632 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v632 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v633 = v614 + v632;
-  const bool v634 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v634 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v635 = v633 < v1;
   const bool v636 = v634 && v635;
   if (v636) {
@@ -850,11 +850,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v643 = v642 + v633;
     out[v643] = v641;
   }
-  const unsigned int v644 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v644 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v645 = v615 + v644;
-  const unsigned int v646 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v646 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v647 = v614 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v648 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v649 = v647 < v1;
   const bool v650 = v648 && v649;
   if (v650) {
@@ -867,11 +867,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v657 = v656 + v647;
     out[v657] = v655;
   }
-  const unsigned int v658 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v658 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v659 = v615 + v658;
-  const unsigned int v660 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v660 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v661 = v614 + v660;
-  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v663 = v661 < v1;
   const bool v664 = v662 && v663;
   if (v664) {
@@ -884,11 +884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v671 = v670 + v661;
     out[v671] = v669;
   }
-  const unsigned int v672 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v672 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v673 = v615 + v672;
-  const unsigned int v674 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v674 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v675 = v614 + v674;
-  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -901,11 +901,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v685 = v684 + v675;
     out[v685] = v683;
   }
-  const unsigned int v686 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v686 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v687 = v615 + v686;
-  const unsigned int v688 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v688 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v689 = v614 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v691 = v689 < v1;
   const bool v692 = v690 && v691;
   if (v692) {
@@ -918,11 +918,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v699 = v698 + v689;
     out[v699] = v697;
   }
-  const unsigned int v700 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v700 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v701 = v615 + v700;
-  const unsigned int v702 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v702 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v703 = v614 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -935,11 +935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v713 = v712 + v703;
     out[v713] = v711;
   }
-  const unsigned int v714 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v714 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v715 = v615 + v714;
-  const unsigned int v716 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v716 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v717 = v614 + v716;
-  const bool v718 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v718 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v719 = v717 < v1;
   const bool v720 = v718 && v719;
   if (v720) {
@@ -952,11 +952,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v727 = v726 + v717;
     out[v727] = v725;
   }
-  const unsigned int v728 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v728 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v729 = v615 + v728;
-  const unsigned int v730 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v730 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v731 = v614 + v730;
-  const bool v732 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v732 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v733 = v731 < v1;
   const bool v734 = v732 && v733;
   if (v734) {
@@ -969,11 +969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v741 = v740 + v731;
     out[v741] = v739;
   }
-  const unsigned int v742 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v742 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v743 = v615 + v742;
-  const unsigned int v744 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v744 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v745 = v614 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v747 = v745 < v1;
   const bool v748 = v746 && v747;
   if (v748) {
@@ -986,11 +986,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v755 = v754 + v745;
     out[v755] = v753;
   }
-  const unsigned int v756 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v756 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v757 = v615 + v756;
-  const unsigned int v758 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v758 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v759 = v614 + v758;
-  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v761 = v759 < v1;
   const bool v762 = v760 && v761;
   if (v762) {
@@ -1003,11 +1003,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v769 = v768 + v759;
     out[v769] = v767;
   }
-  const unsigned int v770 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v770 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v771 = v615 + v770;
-  const unsigned int v772 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v772 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v773 = v614 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v774 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v775 = v773 < v1;
   const bool v776 = v774 && v775;
   if (v776) {
@@ -1020,11 +1020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v783 = v782 + v773;
     out[v783] = v781;
   }
-  const unsigned int v784 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v784 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v785 = v615 + v784;
-  const unsigned int v786 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v786 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v787 = v614 + v786;
-  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -1037,11 +1037,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v797 = v796 + v787;
     out[v797] = v795;
   }
-  const unsigned int v798 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v798 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v799 = v615 + v798;
-  const unsigned int v800 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v800 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v801 = v614 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v803 = v801 < v1;
   const bool v804 = v802 && v803;
   if (v804) {
@@ -1054,11 +1054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v811 = v810 + v801;
     out[v811] = v809;
   }
-  const unsigned int v812 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v812 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v813 = v615 + v812;
-  const unsigned int v814 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v814 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v815 = v614 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -1071,11 +1071,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v825 = v824 + v815;
     out[v825] = v823;
   }
-  const unsigned int v826 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v826 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v827 = v615 + v826;
-  const unsigned int v828 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v828 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v829 = v614 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v831 = v829 < v1;
   const bool v832 = v830 && v831;
   if (v832) {
@@ -1088,11 +1088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v839 = v838 + v829;
     out[v839] = v837;
   }
-  const unsigned int v840 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v840 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v841 = v615 + v840;
-  const unsigned int v842 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v842 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v843 = v614 + v842;
-  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
@@ -1105,11 +1105,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v853 = v852 + v843;
     out[v853] = v851;
   }
-  const unsigned int v854 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v854 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v855 = v615 + v854;
-  const unsigned int v856 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v856 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v857 = v614 + v856;
-  const bool v858 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v858 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v859 = v857 < v1;
   const bool v860 = v858 && v859;
   if (v860) {
@@ -1122,11 +1122,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v867 = v866 + v857;
     out[v867] = v865;
   }
-  const unsigned int v868 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v868 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v869 = v615 + v868;
-  const unsigned int v870 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v870 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v871 = v614 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v873 = v871 < v1;
   const bool v874 = v872 && v873;
   if (v874) {
@@ -1139,11 +1139,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v881 = v880 + v871;
     out[v881] = v879;
   }
-  const unsigned int v882 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v882 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v883 = v615 + v882;
-  const unsigned int v884 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v884 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v885 = v614 + v884;
-  const bool v886 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v886 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v887 = v885 < v1;
   const bool v888 = v886 && v887;
   if (v888) {
@@ -1156,11 +1156,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v895 = v894 + v885;
     out[v895] = v893;
   }
-  const unsigned int v896 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v896 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v897 = v615 + v896;
-  const unsigned int v898 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v898 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v899 = v614 + v898;
-  const bool v900 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v900 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v901 = v899 < v1;
   const bool v902 = v900 && v901;
   if (v902) {
@@ -1173,11 +1173,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v909 = v908 + v899;
     out[v909] = v907;
   }
-  const unsigned int v910 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v910 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v911 = v615 + v910;
-  const unsigned int v912 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v912 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v913 = v614 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v915 = v913 < v1;
   const bool v916 = v914 && v915;
   if (v916) {
@@ -1190,11 +1190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v923 = v922 + v913;
     out[v923] = v921;
   }
-  const unsigned int v924 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v924 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v925 = v615 + v924;
-  const unsigned int v926 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v926 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v927 = v614 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -1207,11 +1207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v937 = v936 + v927;
     out[v937] = v935;
   }
-  const unsigned int v938 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v938 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v939 = v615 + v938;
-  const unsigned int v940 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v940 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v941 = v614 + v940;
-  const bool v942 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v942 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v943 = v941 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
@@ -1224,11 +1224,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v951 = v950 + v941;
     out[v951] = v949;
   }
-  const unsigned int v952 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v952 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v953 = v615 + v952;
-  const unsigned int v954 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v954 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v955 = v614 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -1241,11 +1241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v965 = v964 + v955;
     out[v965] = v963;
   }
-  const unsigned int v966 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v966 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v967 = v615 + v966;
-  const unsigned int v968 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v968 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v969 = v614 + v968;
-  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v971 = v969 < v1;
   const bool v972 = v970 && v971;
   if (v972) {
@@ -1258,11 +1258,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v979 = v978 + v969;
     out[v979] = v977;
   }
-  const unsigned int v980 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v980 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v981 = v615 + v980;
-  const unsigned int v982 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v982 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v983 = v614 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v985 = v983 < v1;
   const bool v986 = v984 && v985;
   if (v986) {
@@ -1275,11 +1275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v993 = v992 + v983;
     out[v993] = v991;
   }
-  const unsigned int v994 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v994 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v995 = v615 + v994;
-  const unsigned int v996 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v996 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v997 = v614 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v999 = v997 < v1;
   const bool v1000 = v998 && v999;
   if (v1000) {
@@ -1292,11 +1292,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1007 = v1006 + v997;
     out[v1007] = v1005;
   }
-  const unsigned int v1008 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1008 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1009 = v615 + v1008;
-  const unsigned int v1010 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1010 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1011 = v614 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -1309,11 +1309,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1021 = v1020 + v1011;
     out[v1021] = v1019;
   }
-  const unsigned int v1022 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1022 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1023 = v615 + v1022;
-  const unsigned int v1024 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1024 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1025 = v614 + v1024;
-  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1027 = v1025 < v1;
   const bool v1028 = v1026 && v1027;
   if (v1028) {
@@ -1326,11 +1326,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1035 = v1034 + v1025;
     out[v1035] = v1033;
   }
-  const unsigned int v1036 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1036 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1037 = v615 + v1036;
-  const unsigned int v1038 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1038 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1039 = v614 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -1343,11 +1343,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1049 = v1048 + v1039;
     out[v1049] = v1047;
   }
-  const unsigned int v1050 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1050 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1051 = v615 + v1050;
-  const unsigned int v1052 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1052 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1053 = v614 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
@@ -1360,11 +1360,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1063 = v1062 + v1053;
     out[v1063] = v1061;
   }
-  const unsigned int v1064 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1064 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1065 = v615 + v1064;
-  const unsigned int v1066 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1066 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1067 = v614 + v1066;
-  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1069 = v1067 < v1;
   const bool v1070 = v1068 && v1069;
   if (v1070) {
@@ -1377,11 +1377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1077 = v1076 + v1067;
     out[v1077] = v1075;
   }
-  const unsigned int v1078 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1078 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1079 = v615 + v1078;
-  const unsigned int v1080 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1080 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1081 = v614 + v1080;
-  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1083 = v1081 < v1;
   const bool v1084 = v1082 && v1083;
   if (v1084) {
@@ -1394,11 +1394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1091 = v1090 + v1081;
     out[v1091] = v1089;
   }
-  const unsigned int v1092 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1092 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1093 = v615 + v1092;
-  const unsigned int v1094 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1094 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1095 = v614 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1097 = v1095 < v1;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -1411,11 +1411,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1105 = v1104 + v1095;
     out[v1105] = v1103;
   }
-  const unsigned int v1106 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1106 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1107 = v615 + v1106;
-  const unsigned int v1108 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1108 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1109 = v614 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1111 = v1109 < v1;
   const bool v1112 = v1110 && v1111;
   if (v1112) {
@@ -1428,11 +1428,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1119 = v1118 + v1109;
     out[v1119] = v1117;
   }
-  const unsigned int v1120 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1120 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1121 = v615 + v1120;
-  const unsigned int v1122 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1122 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1123 = v614 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1445,11 +1445,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1133 = v1132 + v1123;
     out[v1133] = v1131;
   }
-  const unsigned int v1134 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1134 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1135 = v615 + v1134;
-  const unsigned int v1136 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1136 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1137 = v614 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1139 = v1137 < v1;
   const bool v1140 = v1138 && v1139;
   if (v1140) {
@@ -1462,11 +1462,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1147 = v1146 + v1137;
     out[v1147] = v1145;
   }
-  const unsigned int v1148 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1148 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1149 = v615 + v1148;
-  const unsigned int v1150 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1150 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1151 = v614 + v1150;
-  const bool v1152 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1152 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1153 = v1151 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1161 = v1160 + v1151;
     out[v1161] = v1159;
   }
-  const unsigned int v1162 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1162 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1163 = v615 + v1162;
-  const unsigned int v1164 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1164 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1165 = v614 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1167 = v1165 < v1;
   const bool v1168 = v1166 && v1167;
   if (v1168) {
@@ -1496,11 +1496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1175 = v1174 + v1165;
     out[v1175] = v1173;
   }
-  const unsigned int v1176 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1176 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1177 = v615 + v1176;
-  const unsigned int v1178 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1178 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1179 = v614 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1513,11 +1513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1189 = v1188 + v1179;
     out[v1189] = v1187;
   }
-  const unsigned int v1190 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1190 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1191 = v615 + v1190;
-  const unsigned int v1192 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1192 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1193 = v614 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1195 = v1193 < v1;
   const bool v1196 = v1194 && v1195;
   if (v1196) {
@@ -1530,11 +1530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1203 = v1202 + v1193;
     out[v1203] = v1201;
   }
-  const unsigned int v1204 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1204 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1205 = v615 + v1204;
-  const unsigned int v1206 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1206 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1207 = v614 + v1206;
-  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1209 = v1207 < v1;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
@@ -1547,11 +1547,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1217 = v1216 + v1207;
     out[v1217] = v1215;
   }
-  const unsigned int v1218 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1218 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1219 = v615 + v1218;
-  const unsigned int v1220 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1220 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1221 = v614 + v1220;
-  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1223 = v1221 < v1;
   const bool v1224 = v1222 && v1223;
   if (v1224) {
@@ -1564,11 +1564,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1231 = v1230 + v1221;
     out[v1231] = v1229;
   }
-  const unsigned int v1232 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1232 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1233 = v615 + v1232;
-  const unsigned int v1234 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1234 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1235 = v614 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1237 = v1235 < v1;
   const bool v1238 = v1236 && v1237;
   if (v1238) {
@@ -1581,11 +1581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1245 = v1244 + v1235;
     out[v1245] = v1243;
   }
-  const unsigned int v1246 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1246 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1247 = v615 + v1246;
-  const unsigned int v1248 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1248 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1249 = v614 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1251 = v1249 < v1;
   const bool v1252 = v1250 && v1251;
   if (v1252) {
@@ -1598,11 +1598,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1259 = v1258 + v1249;
     out[v1259] = v1257;
   }
-  const unsigned int v1260 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1260 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1261 = v615 + v1260;
-  const unsigned int v1262 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1262 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1263 = v614 + v1262;
-  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1265 = v1263 < v1;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1615,11 +1615,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1273 = v1272 + v1263;
     out[v1273] = v1271;
   }
-  const unsigned int v1274 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1274 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1275 = v615 + v1274;
-  const unsigned int v1276 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1276 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1277 = v614 + v1276;
-  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1279 = v1277 < v1;
   const bool v1280 = v1278 && v1279;
   if (v1280) {
@@ -1632,11 +1632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1287 = v1286 + v1277;
     out[v1287] = v1285;
   }
-  const unsigned int v1288 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1288 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1289 = v615 + v1288;
-  const unsigned int v1290 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1290 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1291 = v614 + v1290;
-  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1649,11 +1649,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1301 = v1300 + v1291;
     out[v1301] = v1299;
   }
-  const unsigned int v1302 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1302 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1303 = v615 + v1302;
-  const unsigned int v1304 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1304 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1305 = v614 + v1304;
-  const bool v1306 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1306 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1307 = v1305 < v1;
   const bool v1308 = v1306 && v1307;
   if (v1308) {
@@ -1666,11 +1666,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1315 = v1314 + v1305;
     out[v1315] = v1313;
   }
-  const unsigned int v1316 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1316 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1317 = v615 + v1316;
-  const unsigned int v1318 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1318 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1319 = v614 + v1318;
-  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1321 = v1319 < v1;
   const bool v1322 = v1320 && v1321;
   if (v1322) {
@@ -1683,11 +1683,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1329 = v1328 + v1319;
     out[v1329] = v1327;
   }
-  const unsigned int v1330 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1330 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1331 = v615 + v1330;
-  const unsigned int v1332 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1332 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1333 = v614 + v1332;
-  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1335 = v1333 < v1;
   const bool v1336 = v1334 && v1335;
   if (v1336) {
@@ -1700,11 +1700,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1343 = v1342 + v1333;
     out[v1343] = v1341;
   }
-  const unsigned int v1344 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1344 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1345 = v615 + v1344;
-  const unsigned int v1346 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1346 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1347 = v614 + v1346;
-  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1349 = v1347 < v1;
   const bool v1350 = v1348 && v1349;
   if (v1350) {
@@ -1717,11 +1717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1357 = v1356 + v1347;
     out[v1357] = v1355;
   }
-  const unsigned int v1358 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1358 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1359 = v615 + v1358;
-  const unsigned int v1360 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1360 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1361 = v614 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1363 = v1361 < v1;
   const bool v1364 = v1362 && v1363;
   if (v1364) {
@@ -1734,11 +1734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1371 = v1370 + v1361;
     out[v1371] = v1369;
   }
-  const unsigned int v1372 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1372 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1373 = v615 + v1372;
-  const unsigned int v1374 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1374 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1375 = v614 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1751,11 +1751,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1385 = v1384 + v1375;
     out[v1385] = v1383;
   }
-  const unsigned int v1386 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1386 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1387 = v615 + v1386;
-  const unsigned int v1388 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1388 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1389 = v614 + v1388;
-  const bool v1390 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1390 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1391 = v1389 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
@@ -1768,11 +1768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1399 = v1398 + v1389;
     out[v1399] = v1397;
   }
-  const unsigned int v1400 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1400 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1401 = v615 + v1400;
-  const unsigned int v1402 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1402 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1403 = v614 + v1402;
-  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1405 = v1403 < v1;
   const bool v1406 = v1404 && v1405;
   if (v1406) {
@@ -1785,11 +1785,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1413 = v1412 + v1403;
     out[v1413] = v1411;
   }
-  const unsigned int v1414 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1414 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1415 = v615 + v1414;
-  const unsigned int v1416 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1416 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1417 = v614 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1419 = v1417 < v1;
   const bool v1420 = v1418 && v1419;
   if (v1420) {
@@ -1802,11 +1802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1427 = v1426 + v1417;
     out[v1427] = v1425;
   }
-  const unsigned int v1428 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1428 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1429 = v615 + v1428;
-  const unsigned int v1430 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1430 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1431 = v614 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1819,11 +1819,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1441 = v1440 + v1431;
     out[v1441] = v1439;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1442 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1443 = v615 + v1442;
-  const unsigned int v1444 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1444 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1445 = v614 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1447 = v1445 < v1;
   const bool v1448 = v1446 && v1447;
   if (v1448) {
@@ -1836,11 +1836,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1455 = v1454 + v1445;
     out[v1455] = v1453;
   }
-  const unsigned int v1456 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1456 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1457 = v615 + v1456;
-  const unsigned int v1458 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1458 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1459 = v614 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1853,11 +1853,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1469 = v1468 + v1459;
     out[v1469] = v1467;
   }
-  const unsigned int v1470 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1470 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1471 = v615 + v1470;
-  const unsigned int v1472 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1472 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1473 = v614 + v1472;
-  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1475 = v1473 < v1;
   const bool v1476 = v1474 && v1475;
   if (v1476) {
@@ -1870,11 +1870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1483 = v1482 + v1473;
     out[v1483] = v1481;
   }
-  const unsigned int v1484 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1484 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1485 = v615 + v1484;
-  const unsigned int v1486 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1486 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1487 = v614 + v1486;
-  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1489 = v1487 < v1;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1887,11 +1887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1497 = v1496 + v1487;
     out[v1497] = v1495;
   }
-  const unsigned int v1498 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1498 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1499 = v615 + v1498;
-  const unsigned int v1500 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1500 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1501 = v614 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1503 = v1501 < v1;
   const bool v1504 = v1502 && v1503;
   if (v1504) {
@@ -1904,11 +1904,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1511 = v1510 + v1501;
     out[v1511] = v1509;
   }
-  const unsigned int v1512 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1512 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1513 = v615 + v1512;
-  const unsigned int v1514 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1514 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1515 = v614 + v1514;
-  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
@@ -1921,11 +1921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1525 = v1524 + v1515;
     out[v1525] = v1523;
   }
-  const unsigned int v1526 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1526 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1527 = v615 + v1526;
-  const unsigned int v1528 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1528 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1529 = v614 + v1528;
-  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1531 = v1529 < v1;
   const bool v1532 = v1530 && v1531;
   if (v1532) {
@@ -1938,11 +1938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1539 = v1538 + v1529;
     out[v1539] = v1537;
   }
-  const unsigned int v1540 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1540 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1541 = v615 + v1540;
-  const unsigned int v1542 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1542 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1543 = v614 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1545 = v1543 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
@@ -1955,11 +1955,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1553 = v1552 + v1543;
     out[v1553] = v1551;
   }
-  const unsigned int v1554 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1554 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1555 = v615 + v1554;
-  const unsigned int v1556 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1556 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1557 = v614 + v1556;
-  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1559 = v1557 < v1;
   const bool v1560 = v1558 && v1559;
   if (v1560) {
@@ -1972,11 +1972,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1567 = v1566 + v1557;
     out[v1567] = v1565;
   }
-  const unsigned int v1568 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1568 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1569 = v615 + v1568;
-  const unsigned int v1570 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1570 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1571 = v614 + v1570;
-  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1573 = v1571 < v1;
   const bool v1574 = v1572 && v1573;
   if (v1574) {
@@ -1989,11 +1989,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1581 = v1580 + v1571;
     out[v1581] = v1579;
   }
-  const unsigned int v1582 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1582 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1583 = v615 + v1582;
-  const unsigned int v1584 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1584 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1585 = v614 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1587 = v1585 < v1;
   const bool v1588 = v1586 && v1587;
   if (v1588) {
@@ -2006,11 +2006,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1595 = v1594 + v1585;
     out[v1595] = v1593;
   }
-  const unsigned int v1596 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1596 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1597 = v615 + v1596;
-  const unsigned int v1598 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1598 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1599 = v614 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1601 = v1599 < v1;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -2023,11 +2023,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1609 = v1608 + v1599;
     out[v1609] = v1607;
   }
-  const unsigned int v1610 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1610 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1611 = v615 + v1610;
-  const unsigned int v1612 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1612 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1613 = v614 + v1612;
-  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1615 = v1613 < v1;
   const bool v1616 = v1614 && v1615;
   if (v1616) {
@@ -2040,11 +2040,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1623 = v1622 + v1613;
     out[v1623] = v1621;
   }
-  const unsigned int v1624 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1624 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1625 = v615 + v1624;
-  const unsigned int v1626 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1626 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1627 = v614 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
@@ -2057,11 +2057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1637 = v1636 + v1627;
     out[v1637] = v1635;
   }
-  const unsigned int v1638 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1638 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1639 = v615 + v1638;
-  const unsigned int v1640 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1640 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1641 = v614 + v1640;
-  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1643 = v1641 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
@@ -2074,11 +2074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1651 = v1650 + v1641;
     out[v1651] = v1649;
   }
-  const unsigned int v1652 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1652 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1653 = v615 + v1652;
-  const unsigned int v1654 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1654 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1655 = v614 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1657 = v1655 < v1;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
@@ -2091,11 +2091,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1665 = v1664 + v1655;
     out[v1665] = v1663;
   }
-  const unsigned int v1666 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1666 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1667 = v615 + v1666;
-  const unsigned int v1668 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1668 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1669 = v614 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -2108,11 +2108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1679 = v1678 + v1669;
     out[v1679] = v1677;
   }
-  const unsigned int v1680 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1680 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1681 = v615 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1682 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1683 = v614 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -2125,11 +2125,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1693 = v1692 + v1683;
     out[v1693] = v1691;
   }
-  const unsigned int v1694 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1694 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1695 = v615 + v1694;
-  const unsigned int v1696 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1696 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1697 = v614 + v1696;
-  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1699 = v1697 < v1;
   const bool v1700 = v1698 && v1699;
   if (v1700) {
@@ -2142,11 +2142,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1707 = v1706 + v1697;
     out[v1707] = v1705;
   }
-  const unsigned int v1708 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1708 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1709 = v615 + v1708;
-  const unsigned int v1710 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1710 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1711 = v614 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1713 = v1711 < v1;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -2159,11 +2159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1721 = v1720 + v1711;
     out[v1721] = v1719;
   }
-  const unsigned int v1722 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1722 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1723 = v615 + v1722;
-  const unsigned int v1724 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1724 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1725 = v614 + v1724;
-  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1727 = v1725 < v1;
   const bool v1728 = v1726 && v1727;
   if (v1728) {
@@ -2176,11 +2176,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1735 = v1734 + v1725;
     out[v1735] = v1733;
   }
-  const unsigned int v1736 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1736 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1737 = v615 + v1736;
-  const unsigned int v1738 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1738 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1739 = v614 + v1738;
-  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1741 = v1739 < v1;
   const bool v1742 = v1740 && v1741;
   if (v1742) {
@@ -2193,11 +2193,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1749 = v1748 + v1739;
     out[v1749] = v1747;
   }
-  const unsigned int v1750 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1750 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1751 = v615 + v1750;
-  const unsigned int v1752 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1752 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1753 = v614 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -2210,11 +2210,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1763 = v1762 + v1753;
     out[v1763] = v1761;
   }
-  const unsigned int v1764 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1764 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1765 = v615 + v1764;
-  const unsigned int v1766 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1766 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1767 = v614 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
@@ -2227,11 +2227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1777 = v1776 + v1767;
     out[v1777] = v1775;
   }
-  const unsigned int v1778 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1778 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1779 = v615 + v1778;
-  const unsigned int v1780 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1780 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1781 = v614 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1783 = v1781 < v1;
   const bool v1784 = v1782 && v1783;
   if (v1784) {
@@ -2244,11 +2244,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1791 = v1790 + v1781;
     out[v1791] = v1789;
   }
-  const unsigned int v1792 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1792 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1793 = v615 + v1792;
-  const unsigned int v1794 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1794 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1795 = v614 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -2261,11 +2261,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1805 = v1804 + v1795;
     out[v1805] = v1803;
   }
-  const unsigned int v1806 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1806 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1807 = v615 + v1806;
-  const unsigned int v1808 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1808 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1809 = v614 + v1808;
-  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1811 = v1809 < v1;
   const bool v1812 = v1810 && v1811;
   if (v1812) {
@@ -2278,11 +2278,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1819 = v1818 + v1809;
     out[v1819] = v1817;
   }
-  const unsigned int v1820 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1820 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1821 = v615 + v1820;
-  const unsigned int v1822 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1822 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1823 = v614 + v1822;
-  const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1825 = v1823 < v1;
   const bool v1826 = v1824 && v1825;
   if (v1826) {
@@ -2295,11 +2295,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1833 = v1832 + v1823;
     out[v1833] = v1831;
   }
-  const unsigned int v1834 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1834 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1835 = v615 + v1834;
-  const unsigned int v1836 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1836 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1837 = v614 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1839 = v1837 < v1;
   const bool v1840 = v1838 && v1839;
   if (v1840) {
@@ -2312,11 +2312,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1847 = v1846 + v1837;
     out[v1847] = v1845;
   }
-  const unsigned int v1848 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1848 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1849 = v615 + v1848;
-  const unsigned int v1850 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1850 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1851 = v614 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -2329,11 +2329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1861 = v1860 + v1851;
     out[v1861] = v1859;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1862 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1863 = v615 + v1862;
-  const unsigned int v1864 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1864 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1865 = v614 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
@@ -2346,11 +2346,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1875 = v1874 + v1865;
     out[v1875] = v1873;
   }
-  const unsigned int v1876 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1876 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1877 = v615 + v1876;
-  const unsigned int v1878 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1878 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1879 = v614 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -2363,11 +2363,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1889 = v1888 + v1879;
     out[v1889] = v1887;
   }
-  const unsigned int v1890 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1890 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1891 = v615 + v1890;
-  const unsigned int v1892 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1892 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1893 = v614 + v1892;
-  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1895 = v1893 < v1;
   const bool v1896 = v1894 && v1895;
   if (v1896) {
@@ -2380,11 +2380,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1903 = v1902 + v1893;
     out[v1903] = v1901;
   }
-  const unsigned int v1904 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1904 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1905 = v615 + v1904;
-  const unsigned int v1906 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1906 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1907 = v614 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1909 = v1907 < v1;
   const bool v1910 = v1908 && v1909;
   if (v1910) {
@@ -2397,11 +2397,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1917 = v1916 + v1907;
     out[v1917] = v1915;
   }
-  const unsigned int v1918 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1918 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1919 = v615 + v1918;
-  const unsigned int v1920 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1920 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1921 = v614 + v1920;
-  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1923 = v1921 < v1;
   const bool v1924 = v1922 && v1923;
   if (v1924) {
@@ -2414,11 +2414,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1931 = v1930 + v1921;
     out[v1931] = v1929;
   }
-  const unsigned int v1932 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1932 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1933 = v615 + v1932;
-  const unsigned int v1934 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1934 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1935 = v614 + v1934;
-  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1937 = v1935 < v1;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -2431,11 +2431,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1945 = v1944 + v1935;
     out[v1945] = v1943;
   }
-  const unsigned int v1946 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1946 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1947 = v615 + v1946;
-  const unsigned int v1948 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1948 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1949 = v614 + v1948;
-  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1951 = v1949 < v1;
   const bool v1952 = v1950 && v1951;
   if (v1952) {
@@ -2448,11 +2448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1959 = v1958 + v1949;
     out[v1959] = v1957;
   }
-  const unsigned int v1960 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1960 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1961 = v615 + v1960;
-  const unsigned int v1962 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1962 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1963 = v614 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
@@ -2465,11 +2465,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1973 = v1972 + v1963;
     out[v1973] = v1971;
   }
-  const unsigned int v1974 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1974 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1975 = v615 + v1974;
-  const unsigned int v1976 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1976 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1977 = v614 + v1976;
-  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1979 = v1977 < v1;
   const bool v1980 = v1978 && v1979;
   if (v1980) {
@@ -2482,11 +2482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v1987 = v1986 + v1977;
     out[v1987] = v1985;
   }
-  const unsigned int v1988 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1988 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1989 = v615 + v1988;
-  const unsigned int v1990 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1990 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1991 = v614 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1993 = v1991 < v1;
   const bool v1994 = v1992 && v1993;
   if (v1994) {
@@ -2499,11 +2499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2001 = v2000 + v1991;
     out[v2001] = v1999;
   }
-  const unsigned int v2002 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2002 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2003 = v615 + v2002;
-  const unsigned int v2004 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2004 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2005 = v614 + v2004;
-  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2007 = v2005 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
@@ -2516,11 +2516,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2015 = v2014 + v2005;
     out[v2015] = v2013;
   }
-  const unsigned int v2016 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2016 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2017 = v615 + v2016;
-  const unsigned int v2018 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2018 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2019 = v614 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2021 = v2019 < v1;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -2533,11 +2533,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2029 = v2028 + v2019;
     out[v2029] = v2027;
   }
-  const unsigned int v2030 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2030 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2031 = v615 + v2030;
-  const unsigned int v2032 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2032 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2033 = v614 + v2032;
-  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2035 = v2033 < v1;
   const bool v2036 = v2034 && v2035;
   if (v2036) {
@@ -2550,11 +2550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2043 = v2042 + v2033;
     out[v2043] = v2041;
   }
-  const unsigned int v2044 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2044 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2045 = v615 + v2044;
-  const unsigned int v2046 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2046 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2047 = v614 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2567,11 +2567,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2057 = v2056 + v2047;
     out[v2057] = v2055;
   }
-  const unsigned int v2058 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2058 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2059 = v615 + v2058;
-  const unsigned int v2060 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2060 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2061 = v614 + v2060;
-  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2063 = v2061 < v1;
   const bool v2064 = v2062 && v2063;
   if (v2064) {
@@ -2584,11 +2584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2071 = v2070 + v2061;
     out[v2071] = v2069;
   }
-  const unsigned int v2072 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2072 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2073 = v615 + v2072;
-  const unsigned int v2074 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2074 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2075 = v614 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
@@ -2601,11 +2601,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2085 = v2084 + v2075;
     out[v2085] = v2083;
   }
-  const unsigned int v2086 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2086 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2087 = v615 + v2086;
-  const unsigned int v2088 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2088 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2089 = v614 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2091 = v2089 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
@@ -2618,11 +2618,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2099 = v2098 + v2089;
     out[v2099] = v2097;
   }
-  const unsigned int v2100 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2100 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2101 = v615 + v2100;
-  const unsigned int v2102 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2102 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2103 = v614 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2635,11 +2635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2113 = v2112 + v2103;
     out[v2113] = v2111;
   }
-  const unsigned int v2114 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2114 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2115 = v615 + v2114;
-  const unsigned int v2116 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2116 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2117 = v614 + v2116;
-  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2119 = v2117 < v1;
   const bool v2120 = v2118 && v2119;
   if (v2120) {
@@ -2652,11 +2652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2127 = v2126 + v2117;
     out[v2127] = v2125;
   }
-  const unsigned int v2128 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2128 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2129 = v615 + v2128;
-  const unsigned int v2130 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2130 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2131 = v614 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -2669,11 +2669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2141 = v2140 + v2131;
     out[v2141] = v2139;
   }
-  const unsigned int v2142 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2142 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2143 = v615 + v2142;
-  const unsigned int v2144 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2144 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2145 = v614 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2147 = v2145 < v1;
   const bool v2148 = v2146 && v2147;
   if (v2148) {
@@ -2686,11 +2686,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2155 = v2154 + v2145;
     out[v2155] = v2153;
   }
-  const unsigned int v2156 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2156 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2157 = v615 + v2156;
-  const unsigned int v2158 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2158 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2159 = v614 + v2158;
-  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2161 = v2159 < v1;
   const bool v2162 = v2160 && v2161;
   if (v2162) {
@@ -2703,11 +2703,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2169 = v2168 + v2159;
     out[v2169] = v2167;
   }
-  const unsigned int v2170 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2170 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2171 = v615 + v2170;
-  const unsigned int v2172 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2172 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2173 = v614 + v2172;
-  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2175 = v2173 < v1;
   const bool v2176 = v2174 && v2175;
   if (v2176) {
@@ -2720,11 +2720,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2183 = v2182 + v2173;
     out[v2183] = v2181;
   }
-  const unsigned int v2184 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2184 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2185 = v615 + v2184;
-  const unsigned int v2186 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2186 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2187 = v614 + v2186;
-  const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2189 = v2187 < v1;
   const bool v2190 = v2188 && v2189;
   if (v2190) {
@@ -2737,11 +2737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2197 = v2196 + v2187;
     out[v2197] = v2195;
   }
-  const unsigned int v2198 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2198 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2199 = v615 + v2198;
-  const unsigned int v2200 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2200 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2201 = v614 + v2200;
-  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2203 = v2201 < v1;
   const bool v2204 = v2202 && v2203;
   if (v2204) {
@@ -2754,11 +2754,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2211 = v2210 + v2201;
     out[v2211] = v2209;
   }
-  const unsigned int v2212 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2212 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2213 = v615 + v2212;
-  const unsigned int v2214 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2214 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2215 = v614 + v2214;
-  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2217 = v2215 < v1;
   const bool v2218 = v2216 && v2217;
   if (v2218) {
@@ -2771,11 +2771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2225 = v2224 + v2215;
     out[v2225] = v2223;
   }
-  const unsigned int v2226 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2226 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2227 = v615 + v2226;
-  const unsigned int v2228 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2228 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2229 = v614 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -2788,11 +2788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2239 = v2238 + v2229;
     out[v2239] = v2237;
   }
-  const unsigned int v2240 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2240 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2241 = v615 + v2240;
-  const unsigned int v2242 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2242 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2243 = v614 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -2805,11 +2805,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2253 = v2252 + v2243;
     out[v2253] = v2251;
   }
-  const unsigned int v2254 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2254 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2255 = v615 + v2254;
-  const unsigned int v2256 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2256 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2257 = v614 + v2256;
-  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2259 = v2257 < v1;
   const bool v2260 = v2258 && v2259;
   if (v2260) {
@@ -2822,11 +2822,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2267 = v2266 + v2257;
     out[v2267] = v2265;
   }
-  const unsigned int v2268 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2268 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2269 = v615 + v2268;
-  const unsigned int v2270 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2270 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2271 = v614 + v2270;
-  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2273 = v2271 < v1;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -2839,11 +2839,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2281 = v2280 + v2271;
     out[v2281] = v2279;
   }
-  const unsigned int v2282 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2282 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2283 = v615 + v2282;
-  const unsigned int v2284 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2284 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2285 = v614 + v2284;
-  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2287 = v2285 < v1;
   const bool v2288 = v2286 && v2287;
   if (v2288) {
@@ -2856,11 +2856,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2295 = v2294 + v2285;
     out[v2295] = v2293;
   }
-  const unsigned int v2296 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2296 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2297 = v615 + v2296;
-  const unsigned int v2298 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2298 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2299 = v614 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -2873,11 +2873,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2309 = v2308 + v2299;
     out[v2309] = v2307;
   }
-  const unsigned int v2310 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2310 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2311 = v615 + v2310;
-  const unsigned int v2312 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2312 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2313 = v614 + v2312;
-  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2315 = v2313 < v1;
   const bool v2316 = v2314 && v2315;
   if (v2316) {
@@ -2890,11 +2890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2323 = v2322 + v2313;
     out[v2323] = v2321;
   }
-  const unsigned int v2324 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2324 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2325 = v615 + v2324;
-  const unsigned int v2326 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2326 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2327 = v614 + v2326;
-  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2329 = v2327 < v1;
   const bool v2330 = v2328 && v2329;
   if (v2330) {
@@ -2907,11 +2907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2337 = v2336 + v2327;
     out[v2337] = v2335;
   }
-  const unsigned int v2338 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2338 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2339 = v615 + v2338;
-  const unsigned int v2340 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2340 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2341 = v614 + v2340;
-  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2343 = v2341 < v1;
   const bool v2344 = v2342 && v2343;
   if (v2344) {
@@ -2924,11 +2924,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2351 = v2350 + v2341;
     out[v2351] = v2349;
   }
-  const unsigned int v2352 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2352 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2353 = v615 + v2352;
-  const unsigned int v2354 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2354 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2355 = v614 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2357 = v2355 < v1;
   const bool v2358 = v2356 && v2357;
   if (v2358) {
@@ -2941,11 +2941,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2365 = v2364 + v2355;
     out[v2365] = v2363;
   }
-  const unsigned int v2366 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2366 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2367 = v615 + v2366;
-  const unsigned int v2368 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2368 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2369 = v614 + v2368;
-  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2371 = v2369 < v1;
   const bool v2372 = v2370 && v2371;
   if (v2372) {
@@ -2958,11 +2958,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2379 = v2378 + v2369;
     out[v2379] = v2377;
   }
-  const unsigned int v2380 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2380 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2381 = v615 + v2380;
-  const unsigned int v2382 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2382 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2383 = v614 + v2382;
-  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2385 = v2383 < v1;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -2975,11 +2975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
     const unsigned int v2393 = v2392 + v2383;
     out[v2393] = v2391;
   }
-  const unsigned int v2394 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2394 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2395 = v615 + v2394;
-  const unsigned int v2396 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2396 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2397 = v614 + v2396;
-  const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2399 = v2397 < v1;
   const bool v2400 = v2398 && v2399;
   if (v2400) {

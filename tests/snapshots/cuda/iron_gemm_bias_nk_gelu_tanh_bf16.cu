@@ -277,566 +277,566 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    for (unsigned int v3819 = 0u; v3819 < 2u; v3819 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v3819 = 0u; v3819 < 2u; v3819 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3820 = v3819 << 6u;
       const bool v3822 = v3820 < v2;
       if (v3822) {
-        const unsigned int v3824 = v3819 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v3826 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3829 = v3826 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3832 = v3826 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3824 = v3819 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v3826 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3829 = v3826 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3832 = v3826 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3833 = v3832 << 3u;
-        const unsigned int v3834 = v24 + v3829;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3834 = v24 + v3829;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3835 = v3834 < v0;
         const unsigned int v3836 = v3820 + v3833;
         const bool v3837 = v3836 < v2;
         const bool v3838 = v3835 && v3837;
-        const unsigned int v3840 = v3834 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3840 = v3834 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3842 = v3840 + v3820;
         const unsigned int v3843 = v3842 + v3833;
         const unsigned int v3844 = v3838 ? v3843 : 0u;
-        const unsigned int v3846 = v3829 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3846 = v3829 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3847 = v3824 + v3846;
         const unsigned int v3848 = v3847 + v3833;
         iron_copy_async<16>(shm0 + (v3848 ^ (((v3848 >> 6u) & 7u) << 3u)), a + v3844, v3838);
-        const unsigned int v3851 = v3826 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3853 = v3851 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3856 = v3851 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3851 = v3826 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3853 = v3851 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3856 = v3851 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3857 = v3856 << 3u;
-        const unsigned int v3858 = v24 + v3853;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3858 = v24 + v3853;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3859 = v3858 < v0;
         const unsigned int v3860 = v3820 + v3857;
         const bool v3861 = v3860 < v2;
         const bool v3862 = v3859 && v3861;
-        const unsigned int v3864 = v3858 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3864 = v3858 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3866 = v3864 + v3820;
         const unsigned int v3867 = v3866 + v3857;
         const unsigned int v3868 = v3862 ? v3867 : 0u;
-        const unsigned int v3870 = v3853 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3870 = v3853 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3871 = v3824 + v3870;
         const unsigned int v3872 = v3871 + v3857;
         iron_copy_async<16>(shm0 + (v3872 ^ (((v3872 >> 6u) & 7u) << 3u)), a + v3868, v3862);
-        const unsigned int v3875 = v3826 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3877 = v3875 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3880 = v3875 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3875 = v3826 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3877 = v3875 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3880 = v3875 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3881 = v3880 << 3u;
-        const unsigned int v3882 = v24 + v3877;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3882 = v24 + v3877;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3883 = v3882 < v0;
         const unsigned int v3884 = v3820 + v3881;
         const bool v3885 = v3884 < v2;
         const bool v3886 = v3883 && v3885;
-        const unsigned int v3888 = v3882 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3888 = v3882 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3890 = v3888 + v3820;
         const unsigned int v3891 = v3890 + v3881;
         const unsigned int v3892 = v3886 ? v3891 : 0u;
-        const unsigned int v3894 = v3877 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3894 = v3877 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3895 = v3824 + v3894;
         const unsigned int v3896 = v3895 + v3881;
         iron_copy_async<16>(shm0 + (v3896 ^ (((v3896 >> 6u) & 7u) << 3u)), a + v3892, v3886);
-        const unsigned int v3899 = v3826 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3901 = v3899 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3904 = v3899 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3899 = v3826 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3901 = v3899 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3904 = v3899 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3905 = v3904 << 3u;
-        const unsigned int v3906 = v24 + v3901;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3906 = v24 + v3901;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3907 = v3906 < v0;
         const unsigned int v3908 = v3820 + v3905;
         const bool v3909 = v3908 < v2;
         const bool v3910 = v3907 && v3909;
-        const unsigned int v3912 = v3906 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3912 = v3906 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3914 = v3912 + v3820;
         const unsigned int v3915 = v3914 + v3905;
         const unsigned int v3916 = v3910 ? v3915 : 0u;
-        const unsigned int v3918 = v3901 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3918 = v3901 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3919 = v3824 + v3918;
         const unsigned int v3920 = v3919 + v3905;
         iron_copy_async<16>(shm0 + (v3920 ^ (((v3920 >> 6u) & 7u) << 3u)), a + v3916, v3910);
-        const unsigned int v3923 = v3826 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3925 = v3923 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3928 = v3923 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3923 = v3826 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3925 = v3923 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3928 = v3923 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3929 = v3928 << 3u;
-        const unsigned int v3930 = v24 + v3925;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3930 = v24 + v3925;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3931 = v3930 < v0;
         const unsigned int v3932 = v3820 + v3929;
         const bool v3933 = v3932 < v2;
         const bool v3934 = v3931 && v3933;
-        const unsigned int v3936 = v3930 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3936 = v3930 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3938 = v3936 + v3820;
         const unsigned int v3939 = v3938 + v3929;
         const unsigned int v3940 = v3934 ? v3939 : 0u;
-        const unsigned int v3942 = v3925 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3942 = v3925 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3943 = v3824 + v3942;
         const unsigned int v3944 = v3943 + v3929;
         iron_copy_async<16>(shm0 + (v3944 ^ (((v3944 >> 6u) & 7u) << 3u)), a + v3940, v3934);
-        const unsigned int v3947 = v3826 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3949 = v3947 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3952 = v3947 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3947 = v3826 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3949 = v3947 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3952 = v3947 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3953 = v3952 << 3u;
-        const unsigned int v3954 = v24 + v3949;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3954 = v24 + v3949;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3955 = v3954 < v0;
         const unsigned int v3956 = v3820 + v3953;
         const bool v3957 = v3956 < v2;
         const bool v3958 = v3955 && v3957;
-        const unsigned int v3960 = v3954 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3960 = v3954 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3962 = v3960 + v3820;
         const unsigned int v3963 = v3962 + v3953;
         const unsigned int v3964 = v3958 ? v3963 : 0u;
-        const unsigned int v3966 = v3949 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3966 = v3949 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3967 = v3824 + v3966;
         const unsigned int v3968 = v3967 + v3953;
         iron_copy_async<16>(shm0 + (v3968 ^ (((v3968 >> 6u) & 7u) << 3u)), a + v3964, v3958);
-        const unsigned int v3971 = v3826 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3973 = v3971 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3976 = v3971 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3971 = v3826 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3973 = v3971 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3976 = v3971 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3977 = v3976 << 3u;
-        const unsigned int v3978 = v24 + v3973;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3978 = v24 + v3973;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3979 = v3978 < v0;
         const unsigned int v3980 = v3820 + v3977;
         const bool v3981 = v3980 < v2;
         const bool v3982 = v3979 && v3981;
-        const unsigned int v3984 = v3978 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3984 = v3978 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3986 = v3984 + v3820;
         const unsigned int v3987 = v3986 + v3977;
         const unsigned int v3988 = v3982 ? v3987 : 0u;
-        const unsigned int v3990 = v3973 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3990 = v3973 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3991 = v3824 + v3990;
         const unsigned int v3992 = v3991 + v3977;
         iron_copy_async<16>(shm0 + (v3992 ^ (((v3992 >> 6u) & 7u) << 3u)), a + v3988, v3982);
-        const unsigned int v3995 = v3826 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3997 = v3995 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4000 = v3995 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3995 = v3826 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3997 = v3995 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4000 = v3995 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4001 = v4000 << 3u;
-        const unsigned int v4002 = v24 + v3997;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4002 = v24 + v3997;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4003 = v4002 < v0;
         const unsigned int v4004 = v3820 + v4001;
         const bool v4005 = v4004 < v2;
         const bool v4006 = v4003 && v4005;
-        const unsigned int v4008 = v4002 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4008 = v4002 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4010 = v4008 + v3820;
         const unsigned int v4011 = v4010 + v4001;
         const unsigned int v4012 = v4006 ? v4011 : 0u;
-        const unsigned int v4014 = v3997 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4014 = v3997 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4015 = v3824 + v4014;
         const unsigned int v4016 = v4015 + v4001;
         iron_copy_async<16>(shm0 + (v4016 ^ (((v4016 >> 6u) & 7u) << 3u)), a + v4012, v4006);
-        const unsigned int v4028 = v28 + v3829;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4028 = v28 + v3829;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4029 = v4028 < v1;
         const bool v4032 = v4029 && v3837;
-        const unsigned int v4034 = v4028 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4034 = v4028 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4036 = v4034 + v3820;
         const unsigned int v4037 = v4036 + v3833;
         const unsigned int v4038 = v4032 ? v4037 : 0u;
-        iron_copy_async<16>(shm1 + (v3848 ^ (((v3848 >> 6u) & 7u) << 3u)), b + v4038, v4032);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4052 = v28 + v3853;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3848 ^ (((v3848 >> 6u) & 7u) << 3u)), b + v4038, v4032);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4052 = v28 + v3853;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4053 = v4052 < v1;
         const bool v4056 = v4053 && v3861;
-        const unsigned int v4058 = v4052 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4058 = v4052 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4060 = v4058 + v3820;
         const unsigned int v4061 = v4060 + v3857;
         const unsigned int v4062 = v4056 ? v4061 : 0u;
-        iron_copy_async<16>(shm1 + (v3872 ^ (((v3872 >> 6u) & 7u) << 3u)), b + v4062, v4056);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4076 = v28 + v3877;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3872 ^ (((v3872 >> 6u) & 7u) << 3u)), b + v4062, v4056);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4076 = v28 + v3877;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4077 = v4076 < v1;
         const bool v4080 = v4077 && v3885;
-        const unsigned int v4082 = v4076 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4082 = v4076 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4084 = v4082 + v3820;
         const unsigned int v4085 = v4084 + v3881;
         const unsigned int v4086 = v4080 ? v4085 : 0u;
-        iron_copy_async<16>(shm1 + (v3896 ^ (((v3896 >> 6u) & 7u) << 3u)), b + v4086, v4080);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4100 = v28 + v3901;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3896 ^ (((v3896 >> 6u) & 7u) << 3u)), b + v4086, v4080);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4100 = v28 + v3901;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4101 = v4100 < v1;
         const bool v4104 = v4101 && v3909;
-        const unsigned int v4106 = v4100 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4106 = v4100 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4108 = v4106 + v3820;
         const unsigned int v4109 = v4108 + v3905;
         const unsigned int v4110 = v4104 ? v4109 : 0u;
-        iron_copy_async<16>(shm1 + (v3920 ^ (((v3920 >> 6u) & 7u) << 3u)), b + v4110, v4104);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4124 = v28 + v3925;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3920 ^ (((v3920 >> 6u) & 7u) << 3u)), b + v4110, v4104);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4124 = v28 + v3925;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4125 = v4124 < v1;
         const bool v4128 = v4125 && v3933;
-        const unsigned int v4130 = v4124 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4130 = v4124 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4132 = v4130 + v3820;
         const unsigned int v4133 = v4132 + v3929;
         const unsigned int v4134 = v4128 ? v4133 : 0u;
-        iron_copy_async<16>(shm1 + (v3944 ^ (((v3944 >> 6u) & 7u) << 3u)), b + v4134, v4128);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4148 = v28 + v3949;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3944 ^ (((v3944 >> 6u) & 7u) << 3u)), b + v4134, v4128);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4148 = v28 + v3949;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4149 = v4148 < v1;
         const bool v4152 = v4149 && v3957;
-        const unsigned int v4154 = v4148 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4154 = v4148 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4156 = v4154 + v3820;
         const unsigned int v4157 = v4156 + v3953;
         const unsigned int v4158 = v4152 ? v4157 : 0u;
-        iron_copy_async<16>(shm1 + (v3968 ^ (((v3968 >> 6u) & 7u) << 3u)), b + v4158, v4152);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4172 = v28 + v3973;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3968 ^ (((v3968 >> 6u) & 7u) << 3u)), b + v4158, v4152);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4172 = v28 + v3973;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4173 = v4172 < v1;
         const bool v4176 = v4173 && v3981;
-        const unsigned int v4178 = v4172 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4178 = v4172 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4180 = v4178 + v3820;
         const unsigned int v4181 = v4180 + v3977;
         const unsigned int v4182 = v4176 ? v4181 : 0u;
-        iron_copy_async<16>(shm1 + (v3992 ^ (((v3992 >> 6u) & 7u) << 3u)), b + v4182, v4176);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4196 = v28 + v3997;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3992 ^ (((v3992 >> 6u) & 7u) << 3u)), b + v4182, v4176);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4196 = v28 + v3997;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4197 = v4196 < v1;
         const bool v4200 = v4197 && v4005;
-        const unsigned int v4202 = v4196 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4202 = v4196 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4204 = v4202 + v3820;
         const unsigned int v4205 = v4204 + v4001;
         const unsigned int v4206 = v4200 ? v4205 : 0u;
-        iron_copy_async<16>(shm1 + (v4016 ^ (((v4016 >> 6u) & 7u) << 3u)), b + v4206, v4200);  // kernels/gemm/gemm_tiles.hpp:82
+        iron_copy_async<16>(shm1 + (v4016 ^ (((v4016 >> 6u) & 7u) << 3u)), b + v4206, v4200);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v4223 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v4229 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v4223 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v4229 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v4211 = 0u; v4211 < v2; v4211 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v4211 = 0u; v4211 < v2; v4211 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v4213 = v4211 >> 6u;
       const unsigned int v4215 = v4213 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4217 = v4215 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v4224 = v4217 + v4223;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v4217 = v4215 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v4224 = v4217 + v4223;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4224, 64u);
-      const unsigned int v4230 = v4217 + v4229;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v4230 = v4217 + v4229;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4230, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v4237 = v4224 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v4237 = v4224 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4237, 64u);
-      const unsigned int v4243 = v4230 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v4243 = v4230 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4243, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v4249 = v4224 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v4249 = v4224 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4249, 64u);
-      const unsigned int v4255 = v4230 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v4255 = v4230 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4255, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v4261 = v4224 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v4261 = v4224 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4261, 64u);
-      const unsigned int v4267 = v4230 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v4267 = v4230 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4267, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v4270 = v4211 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v4270 = v4211 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v4272 = v4213 + 2u;
       const unsigned int v4273 = v4272 % 3u;
       const bool v4274 = v4270 < v2;
       if (v4274) {
-        const unsigned int v4276 = v4273 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v4278 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4281 = v4278 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4284 = v4278 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4276 = v4273 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v4278 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4281 = v4278 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4284 = v4278 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4285 = v4284 << 3u;
-        const unsigned int v4286 = v24 + v4281;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4286 = v24 + v4281;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4287 = v4286 < v0;
         const unsigned int v4288 = v4270 + v4285;
         const bool v4289 = v4288 < v2;
         const bool v4290 = v4287 && v4289;
-        const unsigned int v4292 = v4286 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4292 = v4286 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4294 = v4292 + v4270;
         const unsigned int v4295 = v4294 + v4285;
         const unsigned int v4296 = v4290 ? v4295 : 0u;
-        const unsigned int v4298 = v4281 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4298 = v4281 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4299 = v4276 + v4298;
         const unsigned int v4300 = v4299 + v4285;
         iron_copy_async<16>(shm0 + (v4300 ^ (((v4300 >> 6u) & 7u) << 3u)), a + v4296, v4290);
-        const unsigned int v4303 = v4278 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4305 = v4303 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4308 = v4303 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4303 = v4278 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4305 = v4303 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4308 = v4303 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4309 = v4308 << 3u;
-        const unsigned int v4310 = v24 + v4305;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4310 = v24 + v4305;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4311 = v4310 < v0;
         const unsigned int v4312 = v4270 + v4309;
         const bool v4313 = v4312 < v2;
         const bool v4314 = v4311 && v4313;
-        const unsigned int v4316 = v4310 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4316 = v4310 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4318 = v4316 + v4270;
         const unsigned int v4319 = v4318 + v4309;
         const unsigned int v4320 = v4314 ? v4319 : 0u;
-        const unsigned int v4322 = v4305 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4322 = v4305 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4323 = v4276 + v4322;
         const unsigned int v4324 = v4323 + v4309;
         iron_copy_async<16>(shm0 + (v4324 ^ (((v4324 >> 6u) & 7u) << 3u)), a + v4320, v4314);
-        const unsigned int v4327 = v4278 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4329 = v4327 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4332 = v4327 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4327 = v4278 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4329 = v4327 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4332 = v4327 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4333 = v4332 << 3u;
-        const unsigned int v4334 = v24 + v4329;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4334 = v24 + v4329;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4335 = v4334 < v0;
         const unsigned int v4336 = v4270 + v4333;
         const bool v4337 = v4336 < v2;
         const bool v4338 = v4335 && v4337;
-        const unsigned int v4340 = v4334 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4340 = v4334 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4342 = v4340 + v4270;
         const unsigned int v4343 = v4342 + v4333;
         const unsigned int v4344 = v4338 ? v4343 : 0u;
-        const unsigned int v4346 = v4329 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4346 = v4329 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4347 = v4276 + v4346;
         const unsigned int v4348 = v4347 + v4333;
         iron_copy_async<16>(shm0 + (v4348 ^ (((v4348 >> 6u) & 7u) << 3u)), a + v4344, v4338);
-        const unsigned int v4351 = v4278 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4353 = v4351 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4356 = v4351 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4351 = v4278 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4353 = v4351 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4356 = v4351 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4357 = v4356 << 3u;
-        const unsigned int v4358 = v24 + v4353;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4358 = v24 + v4353;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4359 = v4358 < v0;
         const unsigned int v4360 = v4270 + v4357;
         const bool v4361 = v4360 < v2;
         const bool v4362 = v4359 && v4361;
-        const unsigned int v4364 = v4358 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4364 = v4358 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4366 = v4364 + v4270;
         const unsigned int v4367 = v4366 + v4357;
         const unsigned int v4368 = v4362 ? v4367 : 0u;
-        const unsigned int v4370 = v4353 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4370 = v4353 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4371 = v4276 + v4370;
         const unsigned int v4372 = v4371 + v4357;
         iron_copy_async<16>(shm0 + (v4372 ^ (((v4372 >> 6u) & 7u) << 3u)), a + v4368, v4362);
-        const unsigned int v4375 = v4278 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4377 = v4375 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4380 = v4375 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4375 = v4278 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4377 = v4375 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4380 = v4375 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4381 = v4380 << 3u;
-        const unsigned int v4382 = v24 + v4377;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4382 = v24 + v4377;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4383 = v4382 < v0;
         const unsigned int v4384 = v4270 + v4381;
         const bool v4385 = v4384 < v2;
         const bool v4386 = v4383 && v4385;
-        const unsigned int v4388 = v4382 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4388 = v4382 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4390 = v4388 + v4270;
         const unsigned int v4391 = v4390 + v4381;
         const unsigned int v4392 = v4386 ? v4391 : 0u;
-        const unsigned int v4394 = v4377 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4394 = v4377 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4395 = v4276 + v4394;
         const unsigned int v4396 = v4395 + v4381;
         iron_copy_async<16>(shm0 + (v4396 ^ (((v4396 >> 6u) & 7u) << 3u)), a + v4392, v4386);
-        const unsigned int v4399 = v4278 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4401 = v4399 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4404 = v4399 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4399 = v4278 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4401 = v4399 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4404 = v4399 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4405 = v4404 << 3u;
-        const unsigned int v4406 = v24 + v4401;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4406 = v24 + v4401;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4407 = v4406 < v0;
         const unsigned int v4408 = v4270 + v4405;
         const bool v4409 = v4408 < v2;
         const bool v4410 = v4407 && v4409;
-        const unsigned int v4412 = v4406 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4412 = v4406 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4414 = v4412 + v4270;
         const unsigned int v4415 = v4414 + v4405;
         const unsigned int v4416 = v4410 ? v4415 : 0u;
-        const unsigned int v4418 = v4401 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4418 = v4401 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4419 = v4276 + v4418;
         const unsigned int v4420 = v4419 + v4405;
         iron_copy_async<16>(shm0 + (v4420 ^ (((v4420 >> 6u) & 7u) << 3u)), a + v4416, v4410);
-        const unsigned int v4423 = v4278 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4425 = v4423 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4428 = v4423 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4423 = v4278 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4425 = v4423 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4428 = v4423 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4429 = v4428 << 3u;
-        const unsigned int v4430 = v24 + v4425;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4430 = v24 + v4425;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4431 = v4430 < v0;
         const unsigned int v4432 = v4270 + v4429;
         const bool v4433 = v4432 < v2;
         const bool v4434 = v4431 && v4433;
-        const unsigned int v4436 = v4430 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4436 = v4430 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4438 = v4436 + v4270;
         const unsigned int v4439 = v4438 + v4429;
         const unsigned int v4440 = v4434 ? v4439 : 0u;
-        const unsigned int v4442 = v4425 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4442 = v4425 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4443 = v4276 + v4442;
         const unsigned int v4444 = v4443 + v4429;
         iron_copy_async<16>(shm0 + (v4444 ^ (((v4444 >> 6u) & 7u) << 3u)), a + v4440, v4434);
-        const unsigned int v4447 = v4278 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4449 = v4447 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4452 = v4447 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4447 = v4278 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4449 = v4447 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4452 = v4447 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4453 = v4452 << 3u;
-        const unsigned int v4454 = v24 + v4449;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4454 = v24 + v4449;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4455 = v4454 < v0;
         const unsigned int v4456 = v4270 + v4453;
         const bool v4457 = v4456 < v2;
         const bool v4458 = v4455 && v4457;
-        const unsigned int v4460 = v4454 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4460 = v4454 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4462 = v4460 + v4270;
         const unsigned int v4463 = v4462 + v4453;
         const unsigned int v4464 = v4458 ? v4463 : 0u;
-        const unsigned int v4466 = v4449 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4466 = v4449 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4467 = v4276 + v4466;
         const unsigned int v4468 = v4467 + v4453;
         iron_copy_async<16>(shm0 + (v4468 ^ (((v4468 >> 6u) & 7u) << 3u)), a + v4464, v4458);
-        const unsigned int v4480 = v28 + v4281;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4480 = v28 + v4281;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4481 = v4480 < v1;
         const bool v4484 = v4481 && v4289;
-        const unsigned int v4486 = v4480 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4486 = v4480 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4488 = v4486 + v4270;
         const unsigned int v4489 = v4488 + v4285;
         const unsigned int v4490 = v4484 ? v4489 : 0u;
-        iron_copy_async<16>(shm1 + (v4300 ^ (((v4300 >> 6u) & 7u) << 3u)), b + v4490, v4484);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4504 = v28 + v4305;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v4300 ^ (((v4300 >> 6u) & 7u) << 3u)), b + v4490, v4484);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4504 = v28 + v4305;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4505 = v4504 < v1;
         const bool v4508 = v4505 && v4313;
-        const unsigned int v4510 = v4504 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4510 = v4504 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4512 = v4510 + v4270;
         const unsigned int v4513 = v4512 + v4309;
         const unsigned int v4514 = v4508 ? v4513 : 0u;
-        iron_copy_async<16>(shm1 + (v4324 ^ (((v4324 >> 6u) & 7u) << 3u)), b + v4514, v4508);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4528 = v28 + v4329;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v4324 ^ (((v4324 >> 6u) & 7u) << 3u)), b + v4514, v4508);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4528 = v28 + v4329;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4529 = v4528 < v1;
         const bool v4532 = v4529 && v4337;
-        const unsigned int v4534 = v4528 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4534 = v4528 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4536 = v4534 + v4270;
         const unsigned int v4537 = v4536 + v4333;
         const unsigned int v4538 = v4532 ? v4537 : 0u;
-        iron_copy_async<16>(shm1 + (v4348 ^ (((v4348 >> 6u) & 7u) << 3u)), b + v4538, v4532);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4552 = v28 + v4353;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v4348 ^ (((v4348 >> 6u) & 7u) << 3u)), b + v4538, v4532);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4552 = v28 + v4353;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4553 = v4552 < v1;
         const bool v4556 = v4553 && v4361;
-        const unsigned int v4558 = v4552 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4558 = v4552 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4560 = v4558 + v4270;
         const unsigned int v4561 = v4560 + v4357;
         const unsigned int v4562 = v4556 ? v4561 : 0u;
-        iron_copy_async<16>(shm1 + (v4372 ^ (((v4372 >> 6u) & 7u) << 3u)), b + v4562, v4556);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4576 = v28 + v4377;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v4372 ^ (((v4372 >> 6u) & 7u) << 3u)), b + v4562, v4556);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4576 = v28 + v4377;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4577 = v4576 < v1;
         const bool v4580 = v4577 && v4385;
-        const unsigned int v4582 = v4576 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4582 = v4576 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4584 = v4582 + v4270;
         const unsigned int v4585 = v4584 + v4381;
         const unsigned int v4586 = v4580 ? v4585 : 0u;
-        iron_copy_async<16>(shm1 + (v4396 ^ (((v4396 >> 6u) & 7u) << 3u)), b + v4586, v4580);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4600 = v28 + v4401;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v4396 ^ (((v4396 >> 6u) & 7u) << 3u)), b + v4586, v4580);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4600 = v28 + v4401;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4601 = v4600 < v1;
         const bool v4604 = v4601 && v4409;
-        const unsigned int v4606 = v4600 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4606 = v4600 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4608 = v4606 + v4270;
         const unsigned int v4609 = v4608 + v4405;
         const unsigned int v4610 = v4604 ? v4609 : 0u;
-        iron_copy_async<16>(shm1 + (v4420 ^ (((v4420 >> 6u) & 7u) << 3u)), b + v4610, v4604);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4624 = v28 + v4425;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v4420 ^ (((v4420 >> 6u) & 7u) << 3u)), b + v4610, v4604);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4624 = v28 + v4425;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4625 = v4624 < v1;
         const bool v4628 = v4625 && v4433;
-        const unsigned int v4630 = v4624 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4630 = v4624 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4632 = v4630 + v4270;
         const unsigned int v4633 = v4632 + v4429;
         const unsigned int v4634 = v4628 ? v4633 : 0u;
-        iron_copy_async<16>(shm1 + (v4444 ^ (((v4444 >> 6u) & 7u) << 3u)), b + v4634, v4628);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4648 = v28 + v4449;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v4444 ^ (((v4444 >> 6u) & 7u) << 3u)), b + v4634, v4628);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4648 = v28 + v4449;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4649 = v4648 < v1;
         const bool v4652 = v4649 && v4457;
-        const unsigned int v4654 = v4648 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4654 = v4648 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4656 = v4654 + v4270;
         const unsigned int v4657 = v4656 + v4453;
         const unsigned int v4658 = v4652 ? v4657 : 0u;
-        iron_copy_async<16>(shm1 + (v4468 ^ (((v4468 >> 6u) & 7u) << 3u)), b + v4658, v4652);  // kernels/gemm/gemm_tiles.hpp:82
+        iron_copy_async<16>(shm1 + (v4468 ^ (((v4468 >> 6u) & 7u) << 3u)), b + v4658, v4652);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v513 = threadIdx.x;
-    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v521 = v520 < v0;
         const unsigned int v522 = v511 + v519;
         const bool v523 = v522 < v2;
         const bool v524 = v521 && v523;
         if (v524) {
-          const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v528 = v526 + v511;
           const unsigned int v529 = v528 + v519;
           const iron_bf16 v530 = a[v529];
-          const unsigned int v532 = v517 << 6u;
+          const unsigned int v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v533 = v532 + v519;
           shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = v530;
         } else {
-          const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v536 = v535 + v519;
           shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v547 = v546 < v1;
         const unsigned int v548 = v511 + v545;
         const bool v549 = v548 < v2;
         const bool v550 = v547 && v549;
         if (v550) {
-          const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v554 = v552 + v511;
           const unsigned int v555 = v554 + v545;
           const iron_bf16 v556 = b[v555];
-          const unsigned int v558 = v543 << 6u;
+          const unsigned int v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v559 = v558 + v545;
           shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = v556;
         } else {
-          const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v562 = v561 + v545;
           shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v615 = v24 + v33;
-  const unsigned int v616 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v616 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v617 = v615 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v618 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -857,11 +857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v640 = v639 + v619;
     out[v640] = v638;
   }
-  const unsigned int v641 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v641 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v642 = v615 + v641;
-  const unsigned int v643 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v643 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v644 = v614 + v643;
-  const bool v645 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v645 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v646 = v644 < v1;
   const bool v647 = v645 && v646;
   if (v647) {
@@ -882,11 +882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v665 = v664 + v644;
     out[v665] = v663;
   }
-  const unsigned int v666 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v666 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v667 = v615 + v666;
-  const unsigned int v668 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v668 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v669 = v614 + v668;
-  const bool v670 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v670 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v671 = v669 < v1;
   const bool v672 = v670 && v671;
   if (v672) {
@@ -907,11 +907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v690 = v689 + v669;
     out[v690] = v688;
   }
-  const unsigned int v691 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v691 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v692 = v615 + v691;
-  const unsigned int v693 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v693 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v694 = v614 + v693;
-  const bool v695 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v695 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v696 = v694 < v1;
   const bool v697 = v695 && v696;
   if (v697) {
@@ -932,11 +932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v715 = v714 + v694;
     out[v715] = v713;
   }
-  const unsigned int v716 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v716 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v717 = v615 + v716;
-  const unsigned int v718 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v718 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v719 = v614 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v721 = v719 < v1;
   const bool v722 = v720 && v721;
   if (v722) {
@@ -957,11 +957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v740 = v739 + v719;
     out[v740] = v738;
   }
-  const unsigned int v741 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v741 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v742 = v615 + v741;
-  const unsigned int v743 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v743 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v744 = v614 + v743;
-  const bool v745 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v745 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v746 = v744 < v1;
   const bool v747 = v745 && v746;
   if (v747) {
@@ -982,11 +982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v765 = v764 + v744;
     out[v765] = v763;
   }
-  const unsigned int v766 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v766 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v767 = v615 + v766;
-  const unsigned int v768 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v768 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v769 = v614 + v768;
-  const bool v770 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v770 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v771 = v769 < v1;
   const bool v772 = v770 && v771;
   if (v772) {
@@ -1007,11 +1007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v790 = v789 + v769;
     out[v790] = v788;
   }
-  const unsigned int v791 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v791 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v792 = v615 + v791;
-  const unsigned int v793 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v793 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v794 = v614 + v793;
-  const bool v795 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v795 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v796 = v794 < v1;
   const bool v797 = v795 && v796;
   if (v797) {
@@ -1032,11 +1032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v815 = v814 + v794;
     out[v815] = v813;
   }
-  const unsigned int v816 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v816 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v817 = v615 + v816;
-  const unsigned int v818 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v818 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v819 = v614 + v818;
-  const bool v820 = v817 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v821 = v819 < v1;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -1057,11 +1057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v840 = v839 + v819;
     out[v840] = v838;
   }
-  const unsigned int v841 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v841 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v842 = v615 + v841;
-  const unsigned int v843 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v843 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v844 = v614 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v846 = v844 < v1;
   const bool v847 = v845 && v846;
   if (v847) {
@@ -1082,11 +1082,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v865 = v864 + v844;
     out[v865] = v863;
   }
-  const unsigned int v866 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v866 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v867 = v615 + v866;
-  const unsigned int v868 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v868 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v869 = v614 + v868;
-  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v871 = v869 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
@@ -1107,11 +1107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v890 = v889 + v869;
     out[v890] = v888;
   }
-  const unsigned int v891 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v891 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v892 = v615 + v891;
-  const unsigned int v893 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v893 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v894 = v614 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v895 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v896 = v894 < v1;
   const bool v897 = v895 && v896;
   if (v897) {
@@ -1132,11 +1132,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v915 = v914 + v894;
     out[v915] = v913;
   }
-  const unsigned int v916 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v916 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v917 = v615 + v916;
-  const unsigned int v918 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v918 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v919 = v614 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v921 = v919 < v1;
   const bool v922 = v920 && v921;
   if (v922) {
@@ -1157,11 +1157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v940 = v939 + v919;
     out[v940] = v938;
   }
-  const unsigned int v941 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v941 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v942 = v615 + v941;
-  const unsigned int v943 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v943 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v944 = v614 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v946 = v944 < v1;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -1182,11 +1182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v965 = v964 + v944;
     out[v965] = v963;
   }
-  const unsigned int v966 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v966 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v967 = v615 + v966;
-  const unsigned int v968 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v968 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v969 = v614 + v968;
-  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v971 = v969 < v1;
   const bool v972 = v970 && v971;
   if (v972) {
@@ -1207,11 +1207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v990 = v989 + v969;
     out[v990] = v988;
   }
-  const unsigned int v991 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v991 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v992 = v615 + v991;
-  const unsigned int v993 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v993 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v994 = v614 + v993;
-  const bool v995 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v995 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -1232,11 +1232,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1015 = v1014 + v994;
     out[v1015] = v1013;
   }
-  const unsigned int v1016 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1016 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1017 = v615 + v1016;
-  const unsigned int v1018 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1018 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1019 = v614 + v1018;
-  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1021 = v1019 < v1;
   const bool v1022 = v1020 && v1021;
   if (v1022) {
@@ -1257,11 +1257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1040 = v1039 + v1019;
     out[v1040] = v1038;
   }
-  const unsigned int v1041 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1041 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1042 = v615 + v1041;
-  const unsigned int v1043 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1043 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1044 = v614 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1046 = v1044 < v1;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -1282,11 +1282,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1065 = v1064 + v1044;
     out[v1065] = v1063;
   }
-  const unsigned int v1066 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1066 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1067 = v615 + v1066;
-  const unsigned int v1068 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1068 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1069 = v614 + v1068;
-  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1071 = v1069 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
@@ -1307,11 +1307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1090 = v1089 + v1069;
     out[v1090] = v1088;
   }
-  const unsigned int v1091 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1091 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1092 = v615 + v1091;
-  const unsigned int v1093 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1093 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1094 = v614 + v1093;
-  const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1096 = v1094 < v1;
   const bool v1097 = v1095 && v1096;
   if (v1097) {
@@ -1332,11 +1332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1115 = v1114 + v1094;
     out[v1115] = v1113;
   }
-  const unsigned int v1116 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1116 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1117 = v615 + v1116;
-  const unsigned int v1118 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1118 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1119 = v614 + v1118;
-  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1121 = v1119 < v1;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -1357,11 +1357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1140 = v1139 + v1119;
     out[v1140] = v1138;
   }
-  const unsigned int v1141 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1141 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1142 = v615 + v1141;
-  const unsigned int v1143 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1143 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1144 = v614 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1382,11 +1382,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1165 = v1164 + v1144;
     out[v1165] = v1163;
   }
-  const unsigned int v1166 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1166 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1167 = v615 + v1166;
-  const unsigned int v1168 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1168 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1169 = v614 + v1168;
-  const bool v1170 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1170 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1171 = v1169 < v1;
   const bool v1172 = v1170 && v1171;
   if (v1172) {
@@ -1407,11 +1407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1190 = v1189 + v1169;
     out[v1190] = v1188;
   }
-  const unsigned int v1191 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1191 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1192 = v615 + v1191;
-  const unsigned int v1193 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1193 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1194 = v614 + v1193;
-  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1196 = v1194 < v1;
   const bool v1197 = v1195 && v1196;
   if (v1197) {
@@ -1432,11 +1432,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1215 = v1214 + v1194;
     out[v1215] = v1213;
   }
-  const unsigned int v1216 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1216 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1217 = v615 + v1216;
-  const unsigned int v1218 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1218 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1219 = v614 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1457,11 +1457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1240 = v1239 + v1219;
     out[v1240] = v1238;
   }
-  const unsigned int v1241 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1241 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1242 = v615 + v1241;
-  const unsigned int v1243 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1243 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1244 = v614 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1246 = v1244 < v1;
   const bool v1247 = v1245 && v1246;
   if (v1247) {
@@ -1482,11 +1482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1265 = v1264 + v1244;
     out[v1265] = v1263;
   }
-  const unsigned int v1266 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1266 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1267 = v615 + v1266;
-  const unsigned int v1268 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1268 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1269 = v614 + v1268;
-  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1271 = v1269 < v1;
   const bool v1272 = v1270 && v1271;
   if (v1272) {
@@ -1507,11 +1507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1290 = v1289 + v1269;
     out[v1290] = v1288;
   }
-  const unsigned int v1291 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1291 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1292 = v615 + v1291;
-  const unsigned int v1293 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1293 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1294 = v614 + v1293;
-  const bool v1295 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1295 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1296 = v1294 < v1;
   const bool v1297 = v1295 && v1296;
   if (v1297) {
@@ -1532,11 +1532,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1315 = v1314 + v1294;
     out[v1315] = v1313;
   }
-  const unsigned int v1316 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1316 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1317 = v615 + v1316;
-  const unsigned int v1318 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1318 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1319 = v614 + v1318;
-  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1321 = v1319 < v1;
   const bool v1322 = v1320 && v1321;
   if (v1322) {
@@ -1557,11 +1557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1340 = v1339 + v1319;
     out[v1340] = v1338;
   }
-  const unsigned int v1341 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1341 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1342 = v615 + v1341;
-  const unsigned int v1343 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1343 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1344 = v614 + v1343;
-  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1346 = v1344 < v1;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
@@ -1582,11 +1582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1365 = v1364 + v1344;
     out[v1365] = v1363;
   }
-  const unsigned int v1366 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1366 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1367 = v615 + v1366;
-  const unsigned int v1368 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1368 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1369 = v614 + v1368;
-  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1371 = v1369 < v1;
   const bool v1372 = v1370 && v1371;
   if (v1372) {
@@ -1607,11 +1607,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1390 = v1389 + v1369;
     out[v1390] = v1388;
   }
-  const unsigned int v1391 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1391 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1392 = v615 + v1391;
-  const unsigned int v1393 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1393 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1394 = v614 + v1393;
-  const bool v1395 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1395 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1396 = v1394 < v1;
   const bool v1397 = v1395 && v1396;
   if (v1397) {
@@ -1632,11 +1632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1415 = v1414 + v1394;
     out[v1415] = v1413;
   }
-  const unsigned int v1416 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1416 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1417 = v615 + v1416;
-  const unsigned int v1418 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1418 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1419 = v614 + v1418;
-  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1421 = v1419 < v1;
   const bool v1422 = v1420 && v1421;
   if (v1422) {
@@ -1657,11 +1657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1440 = v1439 + v1419;
     out[v1440] = v1438;
   }
-  const unsigned int v1441 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1441 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1442 = v615 + v1441;
-  const unsigned int v1443 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1443 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1444 = v614 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1682,11 +1682,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1465 = v1464 + v1444;
     out[v1465] = v1463;
   }
-  const unsigned int v1466 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1466 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1467 = v615 + v1466;
-  const unsigned int v1468 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1468 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1469 = v614 + v1468;
-  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1471 = v1469 < v1;
   const bool v1472 = v1470 && v1471;
   if (v1472) {
@@ -1707,11 +1707,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1490 = v1489 + v1469;
     out[v1490] = v1488;
   }
-  const unsigned int v1491 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1491 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1492 = v615 + v1491;
-  const unsigned int v1493 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1493 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1494 = v614 + v1493;
-  const bool v1495 = v1492 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1495 = v1492 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1496 = v1494 < v1;
   const bool v1497 = v1495 && v1496;
   if (v1497) {
@@ -1732,11 +1732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1515 = v1514 + v1494;
     out[v1515] = v1513;
   }
-  const unsigned int v1516 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1516 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1517 = v615 + v1516;
-  const unsigned int v1518 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1518 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1519 = v614 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1757,11 +1757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1540 = v1539 + v1519;
     out[v1540] = v1538;
   }
-  const unsigned int v1541 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1541 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1542 = v615 + v1541;
-  const unsigned int v1543 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1543 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1544 = v614 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1546 = v1544 < v1;
   const bool v1547 = v1545 && v1546;
   if (v1547) {
@@ -1782,11 +1782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1565 = v1564 + v1544;
     out[v1565] = v1563;
   }
-  const unsigned int v1566 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1566 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1567 = v615 + v1566;
-  const unsigned int v1568 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1568 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1569 = v614 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1807,11 +1807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1590 = v1589 + v1569;
     out[v1590] = v1588;
   }
-  const unsigned int v1591 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1591 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1592 = v615 + v1591;
-  const unsigned int v1593 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1593 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1594 = v614 + v1593;
-  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1596 = v1594 < v1;
   const bool v1597 = v1595 && v1596;
   if (v1597) {
@@ -1832,11 +1832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1615 = v1614 + v1594;
     out[v1615] = v1613;
   }
-  const unsigned int v1616 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1616 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1617 = v615 + v1616;
-  const unsigned int v1618 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1618 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1619 = v614 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1621 = v1619 < v1;
   const bool v1622 = v1620 && v1621;
   if (v1622) {
@@ -1857,11 +1857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1640 = v1639 + v1619;
     out[v1640] = v1638;
   }
-  const unsigned int v1641 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1641 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1642 = v615 + v1641;
-  const unsigned int v1643 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1643 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1644 = v614 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1646 = v1644 < v1;
   const bool v1647 = v1645 && v1646;
   if (v1647) {
@@ -1882,11 +1882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1665 = v1664 + v1644;
     out[v1665] = v1663;
   }
-  const unsigned int v1666 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1666 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1667 = v615 + v1666;
-  const unsigned int v1668 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1668 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1669 = v614 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -1907,11 +1907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1690 = v1689 + v1669;
     out[v1690] = v1688;
   }
-  const unsigned int v1691 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1691 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1692 = v615 + v1691;
-  const unsigned int v1693 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1693 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1694 = v614 + v1693;
-  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1696 = v1694 < v1;
   const bool v1697 = v1695 && v1696;
   if (v1697) {
@@ -1932,11 +1932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1715 = v1714 + v1694;
     out[v1715] = v1713;
   }
-  const unsigned int v1716 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1716 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1717 = v615 + v1716;
-  const unsigned int v1718 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1718 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1719 = v614 + v1718;
-  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1721 = v1719 < v1;
   const bool v1722 = v1720 && v1721;
   if (v1722) {
@@ -1957,11 +1957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1740 = v1739 + v1719;
     out[v1740] = v1738;
   }
-  const unsigned int v1741 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1741 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1742 = v615 + v1741;
-  const unsigned int v1743 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1743 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1744 = v614 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1746 = v1744 < v1;
   const bool v1747 = v1745 && v1746;
   if (v1747) {
@@ -1982,11 +1982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1765 = v1764 + v1744;
     out[v1765] = v1763;
   }
-  const unsigned int v1766 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1766 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1767 = v615 + v1766;
-  const unsigned int v1768 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1768 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1769 = v614 + v1768;
-  const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1771 = v1769 < v1;
   const bool v1772 = v1770 && v1771;
   if (v1772) {
@@ -2007,11 +2007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1790 = v1789 + v1769;
     out[v1790] = v1788;
   }
-  const unsigned int v1791 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1791 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1792 = v615 + v1791;
-  const unsigned int v1793 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1793 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1794 = v614 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1796 = v1794 < v1;
   const bool v1797 = v1795 && v1796;
   if (v1797) {
@@ -2032,11 +2032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1815 = v1814 + v1794;
     out[v1815] = v1813;
   }
-  const unsigned int v1816 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1816 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1817 = v615 + v1816;
-  const unsigned int v1818 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1818 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1819 = v614 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1821 = v1819 < v1;
   const bool v1822 = v1820 && v1821;
   if (v1822) {
@@ -2057,11 +2057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1840 = v1839 + v1819;
     out[v1840] = v1838;
   }
-  const unsigned int v1841 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1841 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1842 = v615 + v1841;
-  const unsigned int v1843 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1843 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1844 = v614 + v1843;
-  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1846 = v1844 < v1;
   const bool v1847 = v1845 && v1846;
   if (v1847) {
@@ -2082,11 +2082,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1865 = v1864 + v1844;
     out[v1865] = v1863;
   }
-  const unsigned int v1866 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1866 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1867 = v615 + v1866;
-  const unsigned int v1868 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1868 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1869 = v614 + v1868;
-  const bool v1870 = v1867 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1870 = v1867 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1871 = v1869 < v1;
   const bool v1872 = v1870 && v1871;
   if (v1872) {
@@ -2107,11 +2107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1890 = v1889 + v1869;
     out[v1890] = v1888;
   }
-  const unsigned int v1891 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1891 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1892 = v615 + v1891;
-  const unsigned int v1893 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1893 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1894 = v614 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
@@ -2132,11 +2132,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1915 = v1914 + v1894;
     out[v1915] = v1913;
   }
-  const unsigned int v1916 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1916 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1917 = v615 + v1916;
-  const unsigned int v1918 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1918 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1919 = v614 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -2157,11 +2157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1940 = v1939 + v1919;
     out[v1940] = v1938;
   }
-  const unsigned int v1941 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1941 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1942 = v615 + v1941;
-  const unsigned int v1943 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1943 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1944 = v614 + v1943;
-  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1946 = v1944 < v1;
   const bool v1947 = v1945 && v1946;
   if (v1947) {
@@ -2182,11 +2182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1965 = v1964 + v1944;
     out[v1965] = v1963;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1966 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1967 = v615 + v1966;
-  const unsigned int v1968 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1968 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1969 = v614 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -2207,11 +2207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1990 = v1989 + v1969;
     out[v1990] = v1988;
   }
-  const unsigned int v1991 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1991 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1992 = v615 + v1991;
-  const unsigned int v1993 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1993 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1994 = v614 + v1993;
-  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1996 = v1994 < v1;
   const bool v1997 = v1995 && v1996;
   if (v1997) {
@@ -2232,11 +2232,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2015 = v2014 + v1994;
     out[v2015] = v2013;
   }
-  const unsigned int v2016 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2016 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2017 = v615 + v2016;
-  const unsigned int v2018 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2018 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2019 = v614 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2021 = v2019 < v1;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -2257,11 +2257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2040 = v2039 + v2019;
     out[v2040] = v2038;
   }
-  const unsigned int v2041 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2041 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2042 = v615 + v2041;
-  const unsigned int v2043 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2043 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2044 = v614 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2046 = v2044 < v1;
   const bool v2047 = v2045 && v2046;
   if (v2047) {
@@ -2282,11 +2282,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2065 = v2064 + v2044;
     out[v2065] = v2063;
   }
-  const unsigned int v2066 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2066 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2067 = v615 + v2066;
-  const unsigned int v2068 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2068 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2069 = v614 + v2068;
-  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2071 = v2069 < v1;
   const bool v2072 = v2070 && v2071;
   if (v2072) {
@@ -2307,11 +2307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2090 = v2089 + v2069;
     out[v2090] = v2088;
   }
-  const unsigned int v2091 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2091 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2092 = v615 + v2091;
-  const unsigned int v2093 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2093 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2094 = v614 + v2093;
-  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2096 = v2094 < v1;
   const bool v2097 = v2095 && v2096;
   if (v2097) {
@@ -2332,11 +2332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2115 = v2114 + v2094;
     out[v2115] = v2113;
   }
-  const unsigned int v2116 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2116 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2117 = v615 + v2116;
-  const unsigned int v2118 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2118 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2119 = v614 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2121 = v2119 < v1;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2357,11 +2357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2140 = v2139 + v2119;
     out[v2140] = v2138;
   }
-  const unsigned int v2141 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2141 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2142 = v615 + v2141;
-  const unsigned int v2143 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2143 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2144 = v614 + v2143;
-  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2146 = v2144 < v1;
   const bool v2147 = v2145 && v2146;
   if (v2147) {
@@ -2382,11 +2382,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2165 = v2164 + v2144;
     out[v2165] = v2163;
   }
-  const unsigned int v2166 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2166 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2167 = v615 + v2166;
-  const unsigned int v2168 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2168 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2169 = v614 + v2168;
-  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2171 = v2169 < v1;
   const bool v2172 = v2170 && v2171;
   if (v2172) {
@@ -2407,11 +2407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2190 = v2189 + v2169;
     out[v2190] = v2188;
   }
-  const unsigned int v2191 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2191 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2192 = v615 + v2191;
-  const unsigned int v2193 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2193 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2194 = v614 + v2193;
-  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2196 = v2194 < v1;
   const bool v2197 = v2195 && v2196;
   if (v2197) {
@@ -2432,11 +2432,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2215 = v2214 + v2194;
     out[v2215] = v2213;
   }
-  const unsigned int v2216 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2216 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2217 = v615 + v2216;
-  const unsigned int v2218 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2218 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2219 = v614 + v2218;
-  const bool v2220 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2220 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2221 = v2219 < v1;
   const bool v2222 = v2220 && v2221;
   if (v2222) {
@@ -2457,11 +2457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2240 = v2239 + v2219;
     out[v2240] = v2238;
   }
-  const unsigned int v2241 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2241 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2242 = v615 + v2241;
-  const unsigned int v2243 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2243 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2244 = v614 + v2243;
-  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2246 = v2244 < v1;
   const bool v2247 = v2245 && v2246;
   if (v2247) {
@@ -2482,11 +2482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2265 = v2264 + v2244;
     out[v2265] = v2263;
   }
-  const unsigned int v2266 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2266 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2267 = v615 + v2266;
-  const unsigned int v2268 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2268 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2269 = v614 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2507,11 +2507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2290 = v2289 + v2269;
     out[v2290] = v2288;
   }
-  const unsigned int v2291 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2291 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2292 = v615 + v2291;
-  const unsigned int v2293 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2293 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2294 = v614 + v2293;
-  const bool v2295 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2295 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2296 = v2294 < v1;
   const bool v2297 = v2295 && v2296;
   if (v2297) {
@@ -2532,11 +2532,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2315 = v2314 + v2294;
     out[v2315] = v2313;
   }
-  const unsigned int v2316 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2316 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2317 = v615 + v2316;
-  const unsigned int v2318 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2318 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2319 = v614 + v2318;
-  const bool v2320 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2320 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2321 = v2319 < v1;
   const bool v2322 = v2320 && v2321;
   if (v2322) {
@@ -2557,11 +2557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2340 = v2339 + v2319;
     out[v2340] = v2338;
   }
-  const unsigned int v2341 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2341 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2342 = v615 + v2341;
-  const unsigned int v2343 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2343 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2344 = v614 + v2343;
-  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2346 = v2344 < v1;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
@@ -2582,11 +2582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2365 = v2364 + v2344;
     out[v2365] = v2363;
   }
-  const unsigned int v2366 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2366 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2367 = v615 + v2366;
-  const unsigned int v2368 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2368 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2369 = v614 + v2368;
-  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2371 = v2369 < v1;
   const bool v2372 = v2370 && v2371;
   if (v2372) {
@@ -2607,11 +2607,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2390 = v2389 + v2369;
     out[v2390] = v2388;
   }
-  const unsigned int v2391 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2391 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2392 = v615 + v2391;
-  const unsigned int v2393 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2393 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2394 = v614 + v2393;
-  const bool v2395 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2395 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2396 = v2394 < v1;
   const bool v2397 = v2395 && v2396;
   if (v2397) {
@@ -2632,11 +2632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2415 = v2414 + v2394;
     out[v2415] = v2413;
   }
-  const unsigned int v2416 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2416 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2417 = v615 + v2416;
-  const unsigned int v2418 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2418 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2419 = v614 + v2418;
-  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2421 = v2419 < v1;
   const bool v2422 = v2420 && v2421;
   if (v2422) {
@@ -2657,11 +2657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2440 = v2439 + v2419;
     out[v2440] = v2438;
   }
-  const unsigned int v2441 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2441 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2442 = v615 + v2441;
-  const unsigned int v2443 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2443 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2444 = v614 + v2443;
-  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2446 = v2444 < v1;
   const bool v2447 = v2445 && v2446;
   if (v2447) {
@@ -2682,11 +2682,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2465 = v2464 + v2444;
     out[v2465] = v2463;
   }
-  const unsigned int v2466 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2466 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2467 = v615 + v2466;
-  const unsigned int v2468 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2468 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2469 = v614 + v2468;
-  const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2471 = v2469 < v1;
   const bool v2472 = v2470 && v2471;
   if (v2472) {
@@ -2707,11 +2707,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2490 = v2489 + v2469;
     out[v2490] = v2488;
   }
-  const unsigned int v2491 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2491 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2492 = v615 + v2491;
-  const unsigned int v2493 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2493 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2494 = v614 + v2493;
-  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
@@ -2732,11 +2732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2515 = v2514 + v2494;
     out[v2515] = v2513;
   }
-  const unsigned int v2516 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2516 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2517 = v615 + v2516;
-  const unsigned int v2518 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2518 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2519 = v614 + v2518;
-  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2521 = v2519 < v1;
   const bool v2522 = v2520 && v2521;
   if (v2522) {
@@ -2757,11 +2757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2540 = v2539 + v2519;
     out[v2540] = v2538;
   }
-  const unsigned int v2541 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2541 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2542 = v615 + v2541;
-  const unsigned int v2543 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2543 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2544 = v614 + v2543;
-  const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2546 = v2544 < v1;
   const bool v2547 = v2545 && v2546;
   if (v2547) {
@@ -2782,11 +2782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2565 = v2564 + v2544;
     out[v2565] = v2563;
   }
-  const unsigned int v2566 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2566 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2567 = v615 + v2566;
-  const unsigned int v2568 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2568 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2569 = v614 + v2568;
-  const bool v2570 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2570 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2571 = v2569 < v1;
   const bool v2572 = v2570 && v2571;
   if (v2572) {
@@ -2807,11 +2807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2590 = v2589 + v2569;
     out[v2590] = v2588;
   }
-  const unsigned int v2591 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2591 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2592 = v615 + v2591;
-  const unsigned int v2593 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2593 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2594 = v614 + v2593;
-  const bool v2595 = v2592 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2595 = v2592 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2596 = v2594 < v1;
   const bool v2597 = v2595 && v2596;
   if (v2597) {
@@ -2832,11 +2832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2615 = v2614 + v2594;
     out[v2615] = v2613;
   }
-  const unsigned int v2616 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2616 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2617 = v615 + v2616;
-  const unsigned int v2618 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2618 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2619 = v614 + v2618;
-  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -2857,11 +2857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2640 = v2639 + v2619;
     out[v2640] = v2638;
   }
-  const unsigned int v2641 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2641 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2642 = v615 + v2641;
-  const unsigned int v2643 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2643 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2644 = v614 + v2643;
-  const bool v2645 = v2642 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2645 = v2642 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2646 = v2644 < v1;
   const bool v2647 = v2645 && v2646;
   if (v2647) {
@@ -2882,11 +2882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2665 = v2664 + v2644;
     out[v2665] = v2663;
   }
-  const unsigned int v2666 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2666 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2667 = v615 + v2666;
-  const unsigned int v2668 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2668 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2669 = v614 + v2668;
-  const bool v2670 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2670 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2671 = v2669 < v1;
   const bool v2672 = v2670 && v2671;
   if (v2672) {
@@ -2907,11 +2907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2690 = v2689 + v2669;
     out[v2690] = v2688;
   }
-  const unsigned int v2691 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2691 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2692 = v615 + v2691;
-  const unsigned int v2693 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2693 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2694 = v614 + v2693;
-  const bool v2695 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2695 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2696 = v2694 < v1;
   const bool v2697 = v2695 && v2696;
   if (v2697) {
@@ -2932,11 +2932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2715 = v2714 + v2694;
     out[v2715] = v2713;
   }
-  const unsigned int v2716 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2716 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2717 = v615 + v2716;
-  const unsigned int v2718 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2718 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2719 = v614 + v2718;
-  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2721 = v2719 < v1;
   const bool v2722 = v2720 && v2721;
   if (v2722) {
@@ -2957,11 +2957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2740 = v2739 + v2719;
     out[v2740] = v2738;
   }
-  const unsigned int v2741 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2741 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2742 = v615 + v2741;
-  const unsigned int v2743 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2743 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2744 = v614 + v2743;
-  const bool v2745 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2745 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2746 = v2744 < v1;
   const bool v2747 = v2745 && v2746;
   if (v2747) {
@@ -2982,11 +2982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2765 = v2764 + v2744;
     out[v2765] = v2763;
   }
-  const unsigned int v2766 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2766 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2767 = v615 + v2766;
-  const unsigned int v2768 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2768 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2769 = v614 + v2768;
-  const bool v2770 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2770 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2771 = v2769 < v1;
   const bool v2772 = v2770 && v2771;
   if (v2772) {
@@ -3007,11 +3007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2790 = v2789 + v2769;
     out[v2790] = v2788;
   }
-  const unsigned int v2791 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2791 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2792 = v615 + v2791;
-  const unsigned int v2793 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2793 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2794 = v614 + v2793;
-  const bool v2795 = v2792 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2795 = v2792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2796 = v2794 < v1;
   const bool v2797 = v2795 && v2796;
   if (v2797) {
@@ -3032,11 +3032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2815 = v2814 + v2794;
     out[v2815] = v2813;
   }
-  const unsigned int v2816 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2816 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2817 = v615 + v2816;
-  const unsigned int v2818 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2818 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2819 = v614 + v2818;
-  const bool v2820 = v2817 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2820 = v2817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2821 = v2819 < v1;
   const bool v2822 = v2820 && v2821;
   if (v2822) {
@@ -3057,11 +3057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2840 = v2839 + v2819;
     out[v2840] = v2838;
   }
-  const unsigned int v2841 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2841 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2842 = v615 + v2841;
-  const unsigned int v2843 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2843 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2844 = v614 + v2843;
-  const bool v2845 = v2842 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2845 = v2842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2846 = v2844 < v1;
   const bool v2847 = v2845 && v2846;
   if (v2847) {
@@ -3082,11 +3082,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2865 = v2864 + v2844;
     out[v2865] = v2863;
   }
-  const unsigned int v2866 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2866 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2867 = v615 + v2866;
-  const unsigned int v2868 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2868 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2869 = v614 + v2868;
-  const bool v2870 = v2867 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2870 = v2867 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2871 = v2869 < v1;
   const bool v2872 = v2870 && v2871;
   if (v2872) {
@@ -3107,11 +3107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2890 = v2889 + v2869;
     out[v2890] = v2888;
   }
-  const unsigned int v2891 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2891 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2892 = v615 + v2891;
-  const unsigned int v2893 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2893 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2894 = v614 + v2893;
-  const bool v2895 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2895 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2896 = v2894 < v1;
   const bool v2897 = v2895 && v2896;
   if (v2897) {
@@ -3132,11 +3132,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2915 = v2914 + v2894;
     out[v2915] = v2913;
   }
-  const unsigned int v2916 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2916 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2917 = v615 + v2916;
-  const unsigned int v2918 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2918 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2919 = v614 + v2918;
-  const bool v2920 = v2917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2920 = v2917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2921 = v2919 < v1;
   const bool v2922 = v2920 && v2921;
   if (v2922) {
@@ -3157,11 +3157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2940 = v2939 + v2919;
     out[v2940] = v2938;
   }
-  const unsigned int v2941 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2941 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2942 = v615 + v2941;
-  const unsigned int v2943 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2943 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2944 = v614 + v2943;
-  const bool v2945 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2945 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2946 = v2944 < v1;
   const bool v2947 = v2945 && v2946;
   if (v2947) {
@@ -3182,11 +3182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2965 = v2964 + v2944;
     out[v2965] = v2963;
   }
-  const unsigned int v2966 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2966 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2967 = v615 + v2966;
-  const unsigned int v2968 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2968 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2969 = v614 + v2968;
-  const bool v2970 = v2967 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2970 = v2967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2971 = v2969 < v1;
   const bool v2972 = v2970 && v2971;
   if (v2972) {
@@ -3207,11 +3207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2990 = v2989 + v2969;
     out[v2990] = v2988;
   }
-  const unsigned int v2991 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2991 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2992 = v615 + v2991;
-  const unsigned int v2993 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2993 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2994 = v614 + v2993;
-  const bool v2995 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2995 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2996 = v2994 < v1;
   const bool v2997 = v2995 && v2996;
   if (v2997) {
@@ -3232,11 +3232,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3015 = v3014 + v2994;
     out[v3015] = v3013;
   }
-  const unsigned int v3016 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3016 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3017 = v615 + v3016;
-  const unsigned int v3018 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3018 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3019 = v614 + v3018;
-  const bool v3020 = v3017 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3020 = v3017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3021 = v3019 < v1;
   const bool v3022 = v3020 && v3021;
   if (v3022) {
@@ -3257,11 +3257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3040 = v3039 + v3019;
     out[v3040] = v3038;
   }
-  const unsigned int v3041 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3041 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3042 = v615 + v3041;
-  const unsigned int v3043 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3043 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3044 = v614 + v3043;
-  const bool v3045 = v3042 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3045 = v3042 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3046 = v3044 < v1;
   const bool v3047 = v3045 && v3046;
   if (v3047) {
@@ -3282,11 +3282,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3065 = v3064 + v3044;
     out[v3065] = v3063;
   }
-  const unsigned int v3066 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3066 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3067 = v615 + v3066;
-  const unsigned int v3068 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3068 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3069 = v614 + v3068;
-  const bool v3070 = v3067 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3070 = v3067 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3071 = v3069 < v1;
   const bool v3072 = v3070 && v3071;
   if (v3072) {
@@ -3307,11 +3307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3090 = v3089 + v3069;
     out[v3090] = v3088;
   }
-  const unsigned int v3091 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3091 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3092 = v615 + v3091;
-  const unsigned int v3093 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3093 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3094 = v614 + v3093;
-  const bool v3095 = v3092 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3095 = v3092 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3096 = v3094 < v1;
   const bool v3097 = v3095 && v3096;
   if (v3097) {
@@ -3332,11 +3332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3115 = v3114 + v3094;
     out[v3115] = v3113;
   }
-  const unsigned int v3116 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3116 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3117 = v615 + v3116;
-  const unsigned int v3118 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3118 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3119 = v614 + v3118;
-  const bool v3120 = v3117 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3120 = v3117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3121 = v3119 < v1;
   const bool v3122 = v3120 && v3121;
   if (v3122) {
@@ -3357,11 +3357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3140 = v3139 + v3119;
     out[v3140] = v3138;
   }
-  const unsigned int v3141 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3141 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3142 = v615 + v3141;
-  const unsigned int v3143 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3143 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3144 = v614 + v3143;
-  const bool v3145 = v3142 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3145 = v3142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3146 = v3144 < v1;
   const bool v3147 = v3145 && v3146;
   if (v3147) {
@@ -3382,11 +3382,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3165 = v3164 + v3144;
     out[v3165] = v3163;
   }
-  const unsigned int v3166 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3166 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3167 = v615 + v3166;
-  const unsigned int v3168 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3168 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3169 = v614 + v3168;
-  const bool v3170 = v3167 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3170 = v3167 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3171 = v3169 < v1;
   const bool v3172 = v3170 && v3171;
   if (v3172) {
@@ -3407,11 +3407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3190 = v3189 + v3169;
     out[v3190] = v3188;
   }
-  const unsigned int v3191 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3191 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3192 = v615 + v3191;
-  const unsigned int v3193 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3193 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3194 = v614 + v3193;
-  const bool v3195 = v3192 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3195 = v3192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3196 = v3194 < v1;
   const bool v3197 = v3195 && v3196;
   if (v3197) {
@@ -3432,11 +3432,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3215 = v3214 + v3194;
     out[v3215] = v3213;
   }
-  const unsigned int v3216 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3216 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3217 = v615 + v3216;
-  const unsigned int v3218 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3218 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3219 = v614 + v3218;
-  const bool v3220 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3220 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3221 = v3219 < v1;
   const bool v3222 = v3220 && v3221;
   if (v3222) {
@@ -3457,11 +3457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3240 = v3239 + v3219;
     out[v3240] = v3238;
   }
-  const unsigned int v3241 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3241 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3242 = v615 + v3241;
-  const unsigned int v3243 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3243 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3244 = v614 + v3243;
-  const bool v3245 = v3242 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3245 = v3242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3246 = v3244 < v1;
   const bool v3247 = v3245 && v3246;
   if (v3247) {
@@ -3482,11 +3482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3265 = v3264 + v3244;
     out[v3265] = v3263;
   }
-  const unsigned int v3266 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3266 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3267 = v615 + v3266;
-  const unsigned int v3268 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3268 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3269 = v614 + v3268;
-  const bool v3270 = v3267 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3270 = v3267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3271 = v3269 < v1;
   const bool v3272 = v3270 && v3271;
   if (v3272) {
@@ -3507,11 +3507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3290 = v3289 + v3269;
     out[v3290] = v3288;
   }
-  const unsigned int v3291 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3291 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3292 = v615 + v3291;
-  const unsigned int v3293 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3293 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3294 = v614 + v3293;
-  const bool v3295 = v3292 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3295 = v3292 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3296 = v3294 < v1;
   const bool v3297 = v3295 && v3296;
   if (v3297) {
@@ -3532,11 +3532,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3315 = v3314 + v3294;
     out[v3315] = v3313;
   }
-  const unsigned int v3316 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3316 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3317 = v615 + v3316;
-  const unsigned int v3318 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3318 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3319 = v614 + v3318;
-  const bool v3320 = v3317 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3320 = v3317 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3321 = v3319 < v1;
   const bool v3322 = v3320 && v3321;
   if (v3322) {
@@ -3557,11 +3557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3340 = v3339 + v3319;
     out[v3340] = v3338;
   }
-  const unsigned int v3341 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3341 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3342 = v615 + v3341;
-  const unsigned int v3343 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3343 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3344 = v614 + v3343;
-  const bool v3345 = v3342 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3345 = v3342 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3346 = v3344 < v1;
   const bool v3347 = v3345 && v3346;
   if (v3347) {
@@ -3582,11 +3582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3365 = v3364 + v3344;
     out[v3365] = v3363;
   }
-  const unsigned int v3366 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3366 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3367 = v615 + v3366;
-  const unsigned int v3368 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3368 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3369 = v614 + v3368;
-  const bool v3370 = v3367 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3370 = v3367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3371 = v3369 < v1;
   const bool v3372 = v3370 && v3371;
   if (v3372) {
@@ -3607,11 +3607,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3390 = v3389 + v3369;
     out[v3390] = v3388;
   }
-  const unsigned int v3391 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3391 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3392 = v615 + v3391;
-  const unsigned int v3393 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3393 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3394 = v614 + v3393;
-  const bool v3395 = v3392 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3395 = v3392 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3396 = v3394 < v1;
   const bool v3397 = v3395 && v3396;
   if (v3397) {
@@ -3632,11 +3632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3415 = v3414 + v3394;
     out[v3415] = v3413;
   }
-  const unsigned int v3416 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3416 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3417 = v615 + v3416;
-  const unsigned int v3418 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3418 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3419 = v614 + v3418;
-  const bool v3420 = v3417 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3420 = v3417 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3421 = v3419 < v1;
   const bool v3422 = v3420 && v3421;
   if (v3422) {
@@ -3657,11 +3657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3440 = v3439 + v3419;
     out[v3440] = v3438;
   }
-  const unsigned int v3441 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3441 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3442 = v615 + v3441;
-  const unsigned int v3443 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3443 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3444 = v614 + v3443;
-  const bool v3445 = v3442 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3445 = v3442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3446 = v3444 < v1;
   const bool v3447 = v3445 && v3446;
   if (v3447) {
@@ -3682,11 +3682,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3465 = v3464 + v3444;
     out[v3465] = v3463;
   }
-  const unsigned int v3466 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3466 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3467 = v615 + v3466;
-  const unsigned int v3468 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3468 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3469 = v614 + v3468;
-  const bool v3470 = v3467 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3470 = v3467 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3471 = v3469 < v1;
   const bool v3472 = v3470 && v3471;
   if (v3472) {
@@ -3707,11 +3707,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3490 = v3489 + v3469;
     out[v3490] = v3488;
   }
-  const unsigned int v3491 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3491 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3492 = v615 + v3491;
-  const unsigned int v3493 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3493 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3494 = v614 + v3493;
-  const bool v3495 = v3492 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3495 = v3492 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3496 = v3494 < v1;
   const bool v3497 = v3495 && v3496;
   if (v3497) {
@@ -3732,11 +3732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3515 = v3514 + v3494;
     out[v3515] = v3513;
   }
-  const unsigned int v3516 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3516 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3517 = v615 + v3516;
-  const unsigned int v3518 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3518 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3519 = v614 + v3518;
-  const bool v3520 = v3517 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3520 = v3517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3521 = v3519 < v1;
   const bool v3522 = v3520 && v3521;
   if (v3522) {
@@ -3757,11 +3757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3540 = v3539 + v3519;
     out[v3540] = v3538;
   }
-  const unsigned int v3541 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3541 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3542 = v615 + v3541;
-  const unsigned int v3543 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3543 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3544 = v614 + v3543;
-  const bool v3545 = v3542 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3545 = v3542 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3546 = v3544 < v1;
   const bool v3547 = v3545 && v3546;
   if (v3547) {
@@ -3782,11 +3782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3565 = v3564 + v3544;
     out[v3565] = v3563;
   }
-  const unsigned int v3566 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3566 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3567 = v615 + v3566;
-  const unsigned int v3568 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3568 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3569 = v614 + v3568;
-  const bool v3570 = v3567 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3570 = v3567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3571 = v3569 < v1;
   const bool v3572 = v3570 && v3571;
   if (v3572) {
@@ -3807,11 +3807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3590 = v3589 + v3569;
     out[v3590] = v3588;
   }
-  const unsigned int v3591 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3591 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3592 = v615 + v3591;
-  const unsigned int v3593 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3593 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3594 = v614 + v3593;
-  const bool v3595 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3595 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3596 = v3594 < v1;
   const bool v3597 = v3595 && v3596;
   if (v3597) {
@@ -3832,11 +3832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3615 = v3614 + v3594;
     out[v3615] = v3613;
   }
-  const unsigned int v3616 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3616 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3617 = v615 + v3616;
-  const unsigned int v3618 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3618 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3619 = v614 + v3618;
-  const bool v3620 = v3617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3620 = v3617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3621 = v3619 < v1;
   const bool v3622 = v3620 && v3621;
   if (v3622) {
@@ -3857,11 +3857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3640 = v3639 + v3619;
     out[v3640] = v3638;
   }
-  const unsigned int v3641 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3641 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3642 = v615 + v3641;
-  const unsigned int v3643 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3643 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3644 = v614 + v3643;
-  const bool v3645 = v3642 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3645 = v3642 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3646 = v3644 < v1;
   const bool v3647 = v3645 && v3646;
   if (v3647) {
@@ -3882,11 +3882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3665 = v3664 + v3644;
     out[v3665] = v3663;
   }
-  const unsigned int v3666 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3666 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3667 = v615 + v3666;
-  const unsigned int v3668 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3668 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3669 = v614 + v3668;
-  const bool v3670 = v3667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3670 = v3667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3671 = v3669 < v1;
   const bool v3672 = v3670 && v3671;
   if (v3672) {
@@ -3907,11 +3907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3690 = v3689 + v3669;
     out[v3690] = v3688;
   }
-  const unsigned int v3691 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3691 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3692 = v615 + v3691;
-  const unsigned int v3693 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3693 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3694 = v614 + v3693;
-  const bool v3695 = v3692 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3695 = v3692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3696 = v3694 < v1;
   const bool v3697 = v3695 && v3696;
   if (v3697) {
@@ -3932,11 +3932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3715 = v3714 + v3694;
     out[v3715] = v3713;
   }
-  const unsigned int v3716 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3716 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3717 = v615 + v3716;
-  const unsigned int v3718 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3718 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3719 = v614 + v3718;
-  const bool v3720 = v3717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3720 = v3717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3721 = v3719 < v1;
   const bool v3722 = v3720 && v3721;
   if (v3722) {
@@ -3957,11 +3957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3740 = v3739 + v3719;
     out[v3740] = v3738;
   }
-  const unsigned int v3741 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3741 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3742 = v615 + v3741;
-  const unsigned int v3743 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3743 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3744 = v614 + v3743;
-  const bool v3745 = v3742 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3745 = v3742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3746 = v3744 < v1;
   const bool v3747 = v3745 && v3746;
   if (v3747) {
@@ -3982,11 +3982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3765 = v3764 + v3744;
     out[v3765] = v3763;
   }
-  const unsigned int v3766 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3766 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3767 = v615 + v3766;
-  const unsigned int v3768 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3768 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3769 = v614 + v3768;
-  const bool v3770 = v3767 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3770 = v3767 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3771 = v3769 < v1;
   const bool v3772 = v3770 && v3771;
   if (v3772) {
@@ -4007,11 +4007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3790 = v3789 + v3769;
     out[v3790] = v3788;
   }
-  const unsigned int v3791 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3791 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3792 = v615 + v3791;
-  const unsigned int v3793 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3793 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3794 = v614 + v3793;
-  const bool v3795 = v3792 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3795 = v3792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3796 = v3794 < v1;
   const bool v3797 = v3795 && v3796;
   if (v3797) {

@@ -277,566 +277,566 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    for (unsigned int v3307 = 0u; v3307 < 2u; v3307 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v3307 = 0u; v3307 < 2u; v3307 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3308 = v3307 << 6u;
       const bool v3310 = v3308 < v2;
       if (v3310) {
-        const unsigned int v3312 = v3307 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v3314 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3317 = v3314 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3320 = v3314 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3312 = v3307 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v3314 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3317 = v3314 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3320 = v3314 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3321 = v3320 << 3u;
-        const unsigned int v3322 = v24 + v3317;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3322 = v24 + v3317;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3323 = v3322 < v0;
         const unsigned int v3324 = v3308 + v3321;
         const bool v3325 = v3324 < v2;
         const bool v3326 = v3323 && v3325;
-        const unsigned int v3328 = v3322 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3328 = v3322 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3330 = v3328 + v3308;
         const unsigned int v3331 = v3330 + v3321;
         const unsigned int v3332 = v3326 ? v3331 : 0u;
-        const unsigned int v3334 = v3317 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3334 = v3317 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3335 = v3312 + v3334;
         const unsigned int v3336 = v3335 + v3321;
         iron_copy_async<16>(shm0 + (v3336 ^ (((v3336 >> 6u) & 7u) << 3u)), a + v3332, v3326);
-        const unsigned int v3339 = v3314 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3341 = v3339 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3344 = v3339 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3339 = v3314 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3341 = v3339 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3344 = v3339 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3345 = v3344 << 3u;
-        const unsigned int v3346 = v24 + v3341;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3346 = v24 + v3341;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3347 = v3346 < v0;
         const unsigned int v3348 = v3308 + v3345;
         const bool v3349 = v3348 < v2;
         const bool v3350 = v3347 && v3349;
-        const unsigned int v3352 = v3346 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3352 = v3346 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3354 = v3352 + v3308;
         const unsigned int v3355 = v3354 + v3345;
         const unsigned int v3356 = v3350 ? v3355 : 0u;
-        const unsigned int v3358 = v3341 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3358 = v3341 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3359 = v3312 + v3358;
         const unsigned int v3360 = v3359 + v3345;
         iron_copy_async<16>(shm0 + (v3360 ^ (((v3360 >> 6u) & 7u) << 3u)), a + v3356, v3350);
-        const unsigned int v3363 = v3314 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3365 = v3363 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3368 = v3363 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3363 = v3314 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3365 = v3363 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3368 = v3363 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3369 = v3368 << 3u;
-        const unsigned int v3370 = v24 + v3365;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3370 = v24 + v3365;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3371 = v3370 < v0;
         const unsigned int v3372 = v3308 + v3369;
         const bool v3373 = v3372 < v2;
         const bool v3374 = v3371 && v3373;
-        const unsigned int v3376 = v3370 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3376 = v3370 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3378 = v3376 + v3308;
         const unsigned int v3379 = v3378 + v3369;
         const unsigned int v3380 = v3374 ? v3379 : 0u;
-        const unsigned int v3382 = v3365 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3382 = v3365 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3383 = v3312 + v3382;
         const unsigned int v3384 = v3383 + v3369;
         iron_copy_async<16>(shm0 + (v3384 ^ (((v3384 >> 6u) & 7u) << 3u)), a + v3380, v3374);
-        const unsigned int v3387 = v3314 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3389 = v3387 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3392 = v3387 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3387 = v3314 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3389 = v3387 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3392 = v3387 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3393 = v3392 << 3u;
-        const unsigned int v3394 = v24 + v3389;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3394 = v24 + v3389;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3395 = v3394 < v0;
         const unsigned int v3396 = v3308 + v3393;
         const bool v3397 = v3396 < v2;
         const bool v3398 = v3395 && v3397;
-        const unsigned int v3400 = v3394 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3400 = v3394 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3402 = v3400 + v3308;
         const unsigned int v3403 = v3402 + v3393;
         const unsigned int v3404 = v3398 ? v3403 : 0u;
-        const unsigned int v3406 = v3389 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3406 = v3389 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3407 = v3312 + v3406;
         const unsigned int v3408 = v3407 + v3393;
         iron_copy_async<16>(shm0 + (v3408 ^ (((v3408 >> 6u) & 7u) << 3u)), a + v3404, v3398);
-        const unsigned int v3411 = v3314 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3413 = v3411 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3416 = v3411 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3411 = v3314 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3413 = v3411 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3416 = v3411 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3417 = v3416 << 3u;
-        const unsigned int v3418 = v24 + v3413;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3418 = v24 + v3413;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3419 = v3418 < v0;
         const unsigned int v3420 = v3308 + v3417;
         const bool v3421 = v3420 < v2;
         const bool v3422 = v3419 && v3421;
-        const unsigned int v3424 = v3418 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3424 = v3418 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3426 = v3424 + v3308;
         const unsigned int v3427 = v3426 + v3417;
         const unsigned int v3428 = v3422 ? v3427 : 0u;
-        const unsigned int v3430 = v3413 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3430 = v3413 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3431 = v3312 + v3430;
         const unsigned int v3432 = v3431 + v3417;
         iron_copy_async<16>(shm0 + (v3432 ^ (((v3432 >> 6u) & 7u) << 3u)), a + v3428, v3422);
-        const unsigned int v3435 = v3314 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3437 = v3435 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3440 = v3435 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3435 = v3314 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3437 = v3435 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3440 = v3435 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3441 = v3440 << 3u;
-        const unsigned int v3442 = v24 + v3437;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3442 = v24 + v3437;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3443 = v3442 < v0;
         const unsigned int v3444 = v3308 + v3441;
         const bool v3445 = v3444 < v2;
         const bool v3446 = v3443 && v3445;
-        const unsigned int v3448 = v3442 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3448 = v3442 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3450 = v3448 + v3308;
         const unsigned int v3451 = v3450 + v3441;
         const unsigned int v3452 = v3446 ? v3451 : 0u;
-        const unsigned int v3454 = v3437 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3454 = v3437 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3455 = v3312 + v3454;
         const unsigned int v3456 = v3455 + v3441;
         iron_copy_async<16>(shm0 + (v3456 ^ (((v3456 >> 6u) & 7u) << 3u)), a + v3452, v3446);
-        const unsigned int v3459 = v3314 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3461 = v3459 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3464 = v3459 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3459 = v3314 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3461 = v3459 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3464 = v3459 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3465 = v3464 << 3u;
-        const unsigned int v3466 = v24 + v3461;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3466 = v24 + v3461;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3467 = v3466 < v0;
         const unsigned int v3468 = v3308 + v3465;
         const bool v3469 = v3468 < v2;
         const bool v3470 = v3467 && v3469;
-        const unsigned int v3472 = v3466 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3472 = v3466 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3474 = v3472 + v3308;
         const unsigned int v3475 = v3474 + v3465;
         const unsigned int v3476 = v3470 ? v3475 : 0u;
-        const unsigned int v3478 = v3461 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3478 = v3461 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3479 = v3312 + v3478;
         const unsigned int v3480 = v3479 + v3465;
         iron_copy_async<16>(shm0 + (v3480 ^ (((v3480 >> 6u) & 7u) << 3u)), a + v3476, v3470);
-        const unsigned int v3483 = v3314 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3485 = v3483 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3488 = v3483 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3483 = v3314 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3485 = v3483 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3488 = v3483 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3489 = v3488 << 3u;
-        const unsigned int v3490 = v24 + v3485;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3490 = v24 + v3485;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3491 = v3490 < v0;
         const unsigned int v3492 = v3308 + v3489;
         const bool v3493 = v3492 < v2;
         const bool v3494 = v3491 && v3493;
-        const unsigned int v3496 = v3490 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3496 = v3490 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3498 = v3496 + v3308;
         const unsigned int v3499 = v3498 + v3489;
         const unsigned int v3500 = v3494 ? v3499 : 0u;
-        const unsigned int v3502 = v3485 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3502 = v3485 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3503 = v3312 + v3502;
         const unsigned int v3504 = v3503 + v3489;
         iron_copy_async<16>(shm0 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), a + v3500, v3494);
-        const unsigned int v3516 = v28 + v3317;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3516 = v28 + v3317;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3517 = v3516 < v1;
         const bool v3520 = v3517 && v3325;
-        const unsigned int v3522 = v3516 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3522 = v3516 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3524 = v3522 + v3308;
         const unsigned int v3525 = v3524 + v3321;
         const unsigned int v3526 = v3520 ? v3525 : 0u;
-        iron_copy_async<16>(shm1 + (v3336 ^ (((v3336 >> 6u) & 7u) << 3u)), b + v3526, v3520);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3540 = v28 + v3341;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3336 ^ (((v3336 >> 6u) & 7u) << 3u)), b + v3526, v3520);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3540 = v28 + v3341;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3541 = v3540 < v1;
         const bool v3544 = v3541 && v3349;
-        const unsigned int v3546 = v3540 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3546 = v3540 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3548 = v3546 + v3308;
         const unsigned int v3549 = v3548 + v3345;
         const unsigned int v3550 = v3544 ? v3549 : 0u;
-        iron_copy_async<16>(shm1 + (v3360 ^ (((v3360 >> 6u) & 7u) << 3u)), b + v3550, v3544);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3564 = v28 + v3365;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3360 ^ (((v3360 >> 6u) & 7u) << 3u)), b + v3550, v3544);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3564 = v28 + v3365;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3565 = v3564 < v1;
         const bool v3568 = v3565 && v3373;
-        const unsigned int v3570 = v3564 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3570 = v3564 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3572 = v3570 + v3308;
         const unsigned int v3573 = v3572 + v3369;
         const unsigned int v3574 = v3568 ? v3573 : 0u;
-        iron_copy_async<16>(shm1 + (v3384 ^ (((v3384 >> 6u) & 7u) << 3u)), b + v3574, v3568);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3588 = v28 + v3389;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3384 ^ (((v3384 >> 6u) & 7u) << 3u)), b + v3574, v3568);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3588 = v28 + v3389;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3589 = v3588 < v1;
         const bool v3592 = v3589 && v3397;
-        const unsigned int v3594 = v3588 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3594 = v3588 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3596 = v3594 + v3308;
         const unsigned int v3597 = v3596 + v3393;
         const unsigned int v3598 = v3592 ? v3597 : 0u;
-        iron_copy_async<16>(shm1 + (v3408 ^ (((v3408 >> 6u) & 7u) << 3u)), b + v3598, v3592);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3612 = v28 + v3413;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3408 ^ (((v3408 >> 6u) & 7u) << 3u)), b + v3598, v3592);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3612 = v28 + v3413;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3613 = v3612 < v1;
         const bool v3616 = v3613 && v3421;
-        const unsigned int v3618 = v3612 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3618 = v3612 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3620 = v3618 + v3308;
         const unsigned int v3621 = v3620 + v3417;
         const unsigned int v3622 = v3616 ? v3621 : 0u;
-        iron_copy_async<16>(shm1 + (v3432 ^ (((v3432 >> 6u) & 7u) << 3u)), b + v3622, v3616);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3636 = v28 + v3437;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3432 ^ (((v3432 >> 6u) & 7u) << 3u)), b + v3622, v3616);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3636 = v28 + v3437;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3637 = v3636 < v1;
         const bool v3640 = v3637 && v3445;
-        const unsigned int v3642 = v3636 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3642 = v3636 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3644 = v3642 + v3308;
         const unsigned int v3645 = v3644 + v3441;
         const unsigned int v3646 = v3640 ? v3645 : 0u;
-        iron_copy_async<16>(shm1 + (v3456 ^ (((v3456 >> 6u) & 7u) << 3u)), b + v3646, v3640);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3660 = v28 + v3461;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3456 ^ (((v3456 >> 6u) & 7u) << 3u)), b + v3646, v3640);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3660 = v28 + v3461;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3661 = v3660 < v1;
         const bool v3664 = v3661 && v3469;
-        const unsigned int v3666 = v3660 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3666 = v3660 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3668 = v3666 + v3308;
         const unsigned int v3669 = v3668 + v3465;
         const unsigned int v3670 = v3664 ? v3669 : 0u;
-        iron_copy_async<16>(shm1 + (v3480 ^ (((v3480 >> 6u) & 7u) << 3u)), b + v3670, v3664);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3684 = v28 + v3485;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3480 ^ (((v3480 >> 6u) & 7u) << 3u)), b + v3670, v3664);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3684 = v28 + v3485;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3685 = v3684 < v1;
         const bool v3688 = v3685 && v3493;
-        const unsigned int v3690 = v3684 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3690 = v3684 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3692 = v3690 + v3308;
         const unsigned int v3693 = v3692 + v3489;
         const unsigned int v3694 = v3688 ? v3693 : 0u;
-        iron_copy_async<16>(shm1 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), b + v3694, v3688);  // kernels/gemm/gemm_tiles.hpp:82
+        iron_copy_async<16>(shm1 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), b + v3694, v3688);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v3711 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v3717 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v3711 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v3717 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v3699 = 0u; v3699 < v2; v3699 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v3699 = 0u; v3699 < v2; v3699 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3701 = v3699 >> 6u;
       const unsigned int v3703 = v3701 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3705 = v3703 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v3712 = v3705 + v3711;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v3705 = v3703 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v3712 = v3705 + v3711;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3712, 64u);
-      const unsigned int v3718 = v3705 + v3717;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v3718 = v3705 + v3717;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v3718, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v3725 = v3712 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v3725 = v3712 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3725, 64u);
-      const unsigned int v3731 = v3718 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v3731 = v3718 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v3731, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v3737 = v3712 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v3737 = v3712 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3737, 64u);
-      const unsigned int v3743 = v3718 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v3743 = v3718 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v3743, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v3749 = v3712 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v3749 = v3712 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3749, 64u);
-      const unsigned int v3755 = v3718 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v3755 = v3718 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v3755, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v3758 = v3699 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v3758 = v3699 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3760 = v3701 + 2u;
       const unsigned int v3761 = v3760 % 3u;
       const bool v3762 = v3758 < v2;
       if (v3762) {
-        const unsigned int v3764 = v3761 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v3766 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3769 = v3766 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3772 = v3766 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3764 = v3761 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v3766 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3769 = v3766 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3772 = v3766 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3773 = v3772 << 3u;
-        const unsigned int v3774 = v24 + v3769;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3774 = v24 + v3769;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3775 = v3774 < v0;
         const unsigned int v3776 = v3758 + v3773;
         const bool v3777 = v3776 < v2;
         const bool v3778 = v3775 && v3777;
-        const unsigned int v3780 = v3774 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3780 = v3774 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3782 = v3780 + v3758;
         const unsigned int v3783 = v3782 + v3773;
         const unsigned int v3784 = v3778 ? v3783 : 0u;
-        const unsigned int v3786 = v3769 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3786 = v3769 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3787 = v3764 + v3786;
         const unsigned int v3788 = v3787 + v3773;
         iron_copy_async<16>(shm0 + (v3788 ^ (((v3788 >> 6u) & 7u) << 3u)), a + v3784, v3778);
-        const unsigned int v3791 = v3766 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3793 = v3791 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3796 = v3791 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3791 = v3766 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3793 = v3791 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3796 = v3791 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3797 = v3796 << 3u;
-        const unsigned int v3798 = v24 + v3793;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3798 = v24 + v3793;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3799 = v3798 < v0;
         const unsigned int v3800 = v3758 + v3797;
         const bool v3801 = v3800 < v2;
         const bool v3802 = v3799 && v3801;
-        const unsigned int v3804 = v3798 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3804 = v3798 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3806 = v3804 + v3758;
         const unsigned int v3807 = v3806 + v3797;
         const unsigned int v3808 = v3802 ? v3807 : 0u;
-        const unsigned int v3810 = v3793 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3810 = v3793 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3811 = v3764 + v3810;
         const unsigned int v3812 = v3811 + v3797;
         iron_copy_async<16>(shm0 + (v3812 ^ (((v3812 >> 6u) & 7u) << 3u)), a + v3808, v3802);
-        const unsigned int v3815 = v3766 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3817 = v3815 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3820 = v3815 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3815 = v3766 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3817 = v3815 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3820 = v3815 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3821 = v3820 << 3u;
-        const unsigned int v3822 = v24 + v3817;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3822 = v24 + v3817;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3823 = v3822 < v0;
         const unsigned int v3824 = v3758 + v3821;
         const bool v3825 = v3824 < v2;
         const bool v3826 = v3823 && v3825;
-        const unsigned int v3828 = v3822 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3828 = v3822 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3830 = v3828 + v3758;
         const unsigned int v3831 = v3830 + v3821;
         const unsigned int v3832 = v3826 ? v3831 : 0u;
-        const unsigned int v3834 = v3817 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3834 = v3817 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3835 = v3764 + v3834;
         const unsigned int v3836 = v3835 + v3821;
         iron_copy_async<16>(shm0 + (v3836 ^ (((v3836 >> 6u) & 7u) << 3u)), a + v3832, v3826);
-        const unsigned int v3839 = v3766 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3841 = v3839 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3844 = v3839 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3839 = v3766 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3841 = v3839 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3844 = v3839 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3845 = v3844 << 3u;
-        const unsigned int v3846 = v24 + v3841;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3846 = v24 + v3841;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3847 = v3846 < v0;
         const unsigned int v3848 = v3758 + v3845;
         const bool v3849 = v3848 < v2;
         const bool v3850 = v3847 && v3849;
-        const unsigned int v3852 = v3846 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3852 = v3846 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3854 = v3852 + v3758;
         const unsigned int v3855 = v3854 + v3845;
         const unsigned int v3856 = v3850 ? v3855 : 0u;
-        const unsigned int v3858 = v3841 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3858 = v3841 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3859 = v3764 + v3858;
         const unsigned int v3860 = v3859 + v3845;
         iron_copy_async<16>(shm0 + (v3860 ^ (((v3860 >> 6u) & 7u) << 3u)), a + v3856, v3850);
-        const unsigned int v3863 = v3766 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3865 = v3863 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3868 = v3863 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3863 = v3766 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3865 = v3863 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3868 = v3863 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3869 = v3868 << 3u;
-        const unsigned int v3870 = v24 + v3865;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3870 = v24 + v3865;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3871 = v3870 < v0;
         const unsigned int v3872 = v3758 + v3869;
         const bool v3873 = v3872 < v2;
         const bool v3874 = v3871 && v3873;
-        const unsigned int v3876 = v3870 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3876 = v3870 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3878 = v3876 + v3758;
         const unsigned int v3879 = v3878 + v3869;
         const unsigned int v3880 = v3874 ? v3879 : 0u;
-        const unsigned int v3882 = v3865 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3882 = v3865 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3883 = v3764 + v3882;
         const unsigned int v3884 = v3883 + v3869;
         iron_copy_async<16>(shm0 + (v3884 ^ (((v3884 >> 6u) & 7u) << 3u)), a + v3880, v3874);
-        const unsigned int v3887 = v3766 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3889 = v3887 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3892 = v3887 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3887 = v3766 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3889 = v3887 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3892 = v3887 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3893 = v3892 << 3u;
-        const unsigned int v3894 = v24 + v3889;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3894 = v24 + v3889;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3895 = v3894 < v0;
         const unsigned int v3896 = v3758 + v3893;
         const bool v3897 = v3896 < v2;
         const bool v3898 = v3895 && v3897;
-        const unsigned int v3900 = v3894 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3900 = v3894 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3902 = v3900 + v3758;
         const unsigned int v3903 = v3902 + v3893;
         const unsigned int v3904 = v3898 ? v3903 : 0u;
-        const unsigned int v3906 = v3889 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3906 = v3889 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3907 = v3764 + v3906;
         const unsigned int v3908 = v3907 + v3893;
         iron_copy_async<16>(shm0 + (v3908 ^ (((v3908 >> 6u) & 7u) << 3u)), a + v3904, v3898);
-        const unsigned int v3911 = v3766 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3913 = v3911 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3916 = v3911 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3911 = v3766 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3913 = v3911 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3916 = v3911 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3917 = v3916 << 3u;
-        const unsigned int v3918 = v24 + v3913;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3918 = v24 + v3913;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3919 = v3918 < v0;
         const unsigned int v3920 = v3758 + v3917;
         const bool v3921 = v3920 < v2;
         const bool v3922 = v3919 && v3921;
-        const unsigned int v3924 = v3918 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3924 = v3918 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3926 = v3924 + v3758;
         const unsigned int v3927 = v3926 + v3917;
         const unsigned int v3928 = v3922 ? v3927 : 0u;
-        const unsigned int v3930 = v3913 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3930 = v3913 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3931 = v3764 + v3930;
         const unsigned int v3932 = v3931 + v3917;
         iron_copy_async<16>(shm0 + (v3932 ^ (((v3932 >> 6u) & 7u) << 3u)), a + v3928, v3922);
-        const unsigned int v3935 = v3766 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3937 = v3935 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3940 = v3935 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3935 = v3766 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3937 = v3935 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3940 = v3935 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3941 = v3940 << 3u;
-        const unsigned int v3942 = v24 + v3937;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3942 = v24 + v3937;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3943 = v3942 < v0;
         const unsigned int v3944 = v3758 + v3941;
         const bool v3945 = v3944 < v2;
         const bool v3946 = v3943 && v3945;
-        const unsigned int v3948 = v3942 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3948 = v3942 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3950 = v3948 + v3758;
         const unsigned int v3951 = v3950 + v3941;
         const unsigned int v3952 = v3946 ? v3951 : 0u;
-        const unsigned int v3954 = v3937 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3954 = v3937 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3955 = v3764 + v3954;
         const unsigned int v3956 = v3955 + v3941;
         iron_copy_async<16>(shm0 + (v3956 ^ (((v3956 >> 6u) & 7u) << 3u)), a + v3952, v3946);
-        const unsigned int v3968 = v28 + v3769;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3968 = v28 + v3769;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3969 = v3968 < v1;
         const bool v3972 = v3969 && v3777;
-        const unsigned int v3974 = v3968 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3974 = v3968 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3976 = v3974 + v3758;
         const unsigned int v3977 = v3976 + v3773;
         const unsigned int v3978 = v3972 ? v3977 : 0u;
-        iron_copy_async<16>(shm1 + (v3788 ^ (((v3788 >> 6u) & 7u) << 3u)), b + v3978, v3972);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3992 = v28 + v3793;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3788 ^ (((v3788 >> 6u) & 7u) << 3u)), b + v3978, v3972);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v3992 = v28 + v3793;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3993 = v3992 < v1;
         const bool v3996 = v3993 && v3801;
-        const unsigned int v3998 = v3992 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3998 = v3992 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4000 = v3998 + v3758;
         const unsigned int v4001 = v4000 + v3797;
         const unsigned int v4002 = v3996 ? v4001 : 0u;
-        iron_copy_async<16>(shm1 + (v3812 ^ (((v3812 >> 6u) & 7u) << 3u)), b + v4002, v3996);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4016 = v28 + v3817;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3812 ^ (((v3812 >> 6u) & 7u) << 3u)), b + v4002, v3996);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4016 = v28 + v3817;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4017 = v4016 < v1;
         const bool v4020 = v4017 && v3825;
-        const unsigned int v4022 = v4016 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4022 = v4016 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4024 = v4022 + v3758;
         const unsigned int v4025 = v4024 + v3821;
         const unsigned int v4026 = v4020 ? v4025 : 0u;
-        iron_copy_async<16>(shm1 + (v3836 ^ (((v3836 >> 6u) & 7u) << 3u)), b + v4026, v4020);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4040 = v28 + v3841;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3836 ^ (((v3836 >> 6u) & 7u) << 3u)), b + v4026, v4020);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4040 = v28 + v3841;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4041 = v4040 < v1;
         const bool v4044 = v4041 && v3849;
-        const unsigned int v4046 = v4040 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4046 = v4040 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4048 = v4046 + v3758;
         const unsigned int v4049 = v4048 + v3845;
         const unsigned int v4050 = v4044 ? v4049 : 0u;
-        iron_copy_async<16>(shm1 + (v3860 ^ (((v3860 >> 6u) & 7u) << 3u)), b + v4050, v4044);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4064 = v28 + v3865;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3860 ^ (((v3860 >> 6u) & 7u) << 3u)), b + v4050, v4044);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4064 = v28 + v3865;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4065 = v4064 < v1;
         const bool v4068 = v4065 && v3873;
-        const unsigned int v4070 = v4064 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4070 = v4064 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4072 = v4070 + v3758;
         const unsigned int v4073 = v4072 + v3869;
         const unsigned int v4074 = v4068 ? v4073 : 0u;
-        iron_copy_async<16>(shm1 + (v3884 ^ (((v3884 >> 6u) & 7u) << 3u)), b + v4074, v4068);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4088 = v28 + v3889;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3884 ^ (((v3884 >> 6u) & 7u) << 3u)), b + v4074, v4068);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4088 = v28 + v3889;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4089 = v4088 < v1;
         const bool v4092 = v4089 && v3897;
-        const unsigned int v4094 = v4088 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4094 = v4088 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4096 = v4094 + v3758;
         const unsigned int v4097 = v4096 + v3893;
         const unsigned int v4098 = v4092 ? v4097 : 0u;
-        iron_copy_async<16>(shm1 + (v3908 ^ (((v3908 >> 6u) & 7u) << 3u)), b + v4098, v4092);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4112 = v28 + v3913;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3908 ^ (((v3908 >> 6u) & 7u) << 3u)), b + v4098, v4092);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4112 = v28 + v3913;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4113 = v4112 < v1;
         const bool v4116 = v4113 && v3921;
-        const unsigned int v4118 = v4112 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4118 = v4112 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4120 = v4118 + v3758;
         const unsigned int v4121 = v4120 + v3917;
         const unsigned int v4122 = v4116 ? v4121 : 0u;
-        iron_copy_async<16>(shm1 + (v3932 ^ (((v3932 >> 6u) & 7u) << 3u)), b + v4122, v4116);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4136 = v28 + v3937;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v3932 ^ (((v3932 >> 6u) & 7u) << 3u)), b + v4122, v4116);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v4136 = v28 + v3937;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4137 = v4136 < v1;
         const bool v4140 = v4137 && v3945;
-        const unsigned int v4142 = v4136 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4142 = v4136 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4144 = v4142 + v3758;
         const unsigned int v4145 = v4144 + v3941;
         const unsigned int v4146 = v4140 ? v4145 : 0u;
-        iron_copy_async<16>(shm1 + (v3956 ^ (((v3956 >> 6u) & 7u) << 3u)), b + v4146, v4140);  // kernels/gemm/gemm_tiles.hpp:82
+        iron_copy_async<16>(shm1 + (v3956 ^ (((v3956 >> 6u) & 7u) << 3u)), b + v4146, v4140);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v513 = threadIdx.x;
-    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v521 = v520 < v0;
         const unsigned int v522 = v511 + v519;
         const bool v523 = v522 < v2;
         const bool v524 = v521 && v523;
         if (v524) {
-          const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v528 = v526 + v511;
           const unsigned int v529 = v528 + v519;
           const iron_bf16 v530 = a[v529];
-          const unsigned int v532 = v517 << 6u;
+          const unsigned int v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v533 = v532 + v519;
           shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = v530;
         } else {
-          const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v536 = v535 + v519;
           shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v547 = v546 < v1;
         const unsigned int v548 = v511 + v545;
         const bool v549 = v548 < v2;
         const bool v550 = v547 && v549;
         if (v550) {
-          const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v554 = v552 + v511;
           const unsigned int v555 = v554 + v545;
           const iron_bf16 v556 = b[v555];
-          const unsigned int v558 = v543 << 6u;
+          const unsigned int v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v559 = v558 + v545;
           shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = v556;
         } else {
-          const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v562 = v561 + v545;
           shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v615 = v24 + v33;
-  const unsigned int v616 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v616 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v617 = v615 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v618 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -854,11 +854,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v636 = v635 + v619;
     out[v636] = v634;
   }
-  const unsigned int v637 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v637 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v638 = v615 + v637;
-  const unsigned int v639 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v639 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v640 = v614 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v641 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
@@ -876,11 +876,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v657 = v656 + v640;
     out[v657] = v655;
   }
-  const unsigned int v658 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v658 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v659 = v615 + v658;
-  const unsigned int v660 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v660 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v661 = v614 + v660;
-  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v663 = v661 < v1;
   const bool v664 = v662 && v663;
   if (v664) {
@@ -898,11 +898,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v678 = v677 + v661;
     out[v678] = v676;
   }
-  const unsigned int v679 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v679 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v680 = v615 + v679;
-  const unsigned int v681 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v681 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v682 = v614 + v681;
-  const bool v683 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v683 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v684 = v682 < v1;
   const bool v685 = v683 && v684;
   if (v685) {
@@ -920,11 +920,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v699 = v698 + v682;
     out[v699] = v697;
   }
-  const unsigned int v700 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v700 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v701 = v615 + v700;
-  const unsigned int v702 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v702 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v703 = v614 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -942,11 +942,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v720 = v719 + v703;
     out[v720] = v718;
   }
-  const unsigned int v721 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v721 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v722 = v615 + v721;
-  const unsigned int v723 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v723 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v724 = v614 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v726 = v724 < v1;
   const bool v727 = v725 && v726;
   if (v727) {
@@ -964,11 +964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v741 = v740 + v724;
     out[v741] = v739;
   }
-  const unsigned int v742 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v742 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v743 = v615 + v742;
-  const unsigned int v744 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v744 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v745 = v614 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v747 = v745 < v1;
   const bool v748 = v746 && v747;
   if (v748) {
@@ -986,11 +986,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v762 = v761 + v745;
     out[v762] = v760;
   }
-  const unsigned int v763 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v763 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v764 = v615 + v763;
-  const unsigned int v765 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v765 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v766 = v614 + v765;
-  const bool v767 = v764 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v767 = v764 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v768 = v766 < v1;
   const bool v769 = v767 && v768;
   if (v769) {
@@ -1008,11 +1008,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v783 = v782 + v766;
     out[v783] = v781;
   }
-  const unsigned int v784 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v784 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v785 = v615 + v784;
-  const unsigned int v786 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v786 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v787 = v614 + v786;
-  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -1030,11 +1030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v804 = v803 + v787;
     out[v804] = v802;
   }
-  const unsigned int v805 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v805 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v806 = v615 + v805;
-  const unsigned int v807 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v807 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v808 = v614 + v807;
-  const bool v809 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v809 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -1052,11 +1052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v825 = v824 + v808;
     out[v825] = v823;
   }
-  const unsigned int v826 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v826 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v827 = v615 + v826;
-  const unsigned int v828 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v828 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v829 = v614 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v831 = v829 < v1;
   const bool v832 = v830 && v831;
   if (v832) {
@@ -1074,11 +1074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v846 = v845 + v829;
     out[v846] = v844;
   }
-  const unsigned int v847 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v847 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v848 = v615 + v847;
-  const unsigned int v849 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v849 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v850 = v614 + v849;
-  const bool v851 = v848 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v851 = v848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v852 = v850 < v1;
   const bool v853 = v851 && v852;
   if (v853) {
@@ -1096,11 +1096,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v867 = v866 + v850;
     out[v867] = v865;
   }
-  const unsigned int v868 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v868 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v869 = v615 + v868;
-  const unsigned int v870 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v870 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v871 = v614 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v873 = v871 < v1;
   const bool v874 = v872 && v873;
   if (v874) {
@@ -1118,11 +1118,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v888 = v887 + v871;
     out[v888] = v886;
   }
-  const unsigned int v889 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v889 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v890 = v615 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v891 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v892 = v614 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -1140,11 +1140,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v909 = v908 + v892;
     out[v909] = v907;
   }
-  const unsigned int v910 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v910 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v911 = v615 + v910;
-  const unsigned int v912 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v912 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v913 = v614 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v915 = v913 < v1;
   const bool v916 = v914 && v915;
   if (v916) {
@@ -1162,11 +1162,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v930 = v929 + v913;
     out[v930] = v928;
   }
-  const unsigned int v931 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v931 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v932 = v615 + v931;
-  const unsigned int v933 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v933 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v934 = v614 + v933;
-  const bool v935 = v932 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v935 = v932 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
@@ -1184,11 +1184,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v951 = v950 + v934;
     out[v951] = v949;
   }
-  const unsigned int v952 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v952 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v953 = v615 + v952;
-  const unsigned int v954 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v954 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v955 = v614 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -1206,11 +1206,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v972 = v971 + v955;
     out[v972] = v970;
   }
-  const unsigned int v973 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v973 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v974 = v615 + v973;
-  const unsigned int v975 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v975 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v976 = v614 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -1228,11 +1228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v993 = v992 + v976;
     out[v993] = v991;
   }
-  const unsigned int v994 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v994 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v995 = v615 + v994;
-  const unsigned int v996 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v996 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v997 = v614 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v999 = v997 < v1;
   const bool v1000 = v998 && v999;
   if (v1000) {
@@ -1250,11 +1250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1014 = v1013 + v997;
     out[v1014] = v1012;
   }
-  const unsigned int v1015 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1015 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1016 = v615 + v1015;
-  const unsigned int v1017 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1017 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1018 = v614 + v1017;
-  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1020 = v1018 < v1;
   const bool v1021 = v1019 && v1020;
   if (v1021) {
@@ -1272,11 +1272,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1035 = v1034 + v1018;
     out[v1035] = v1033;
   }
-  const unsigned int v1036 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1036 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1037 = v615 + v1036;
-  const unsigned int v1038 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1038 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1039 = v614 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -1294,11 +1294,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1056 = v1055 + v1039;
     out[v1056] = v1054;
   }
-  const unsigned int v1057 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1057 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1058 = v615 + v1057;
-  const unsigned int v1059 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1059 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1060 = v614 + v1059;
-  const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -1316,11 +1316,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1077 = v1076 + v1060;
     out[v1077] = v1075;
   }
-  const unsigned int v1078 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1078 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1079 = v615 + v1078;
-  const unsigned int v1080 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1080 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1081 = v614 + v1080;
-  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1083 = v1081 < v1;
   const bool v1084 = v1082 && v1083;
   if (v1084) {
@@ -1338,11 +1338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1098 = v1097 + v1081;
     out[v1098] = v1096;
   }
-  const unsigned int v1099 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1099 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1100 = v615 + v1099;
-  const unsigned int v1101 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1101 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1102 = v614 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1104 = v1102 < v1;
   const bool v1105 = v1103 && v1104;
   if (v1105) {
@@ -1360,11 +1360,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1119 = v1118 + v1102;
     out[v1119] = v1117;
   }
-  const unsigned int v1120 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1120 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1121 = v615 + v1120;
-  const unsigned int v1122 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1122 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1123 = v614 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1382,11 +1382,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1140 = v1139 + v1123;
     out[v1140] = v1138;
   }
-  const unsigned int v1141 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1141 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1142 = v615 + v1141;
-  const unsigned int v1143 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1143 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1144 = v614 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1404,11 +1404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1161 = v1160 + v1144;
     out[v1161] = v1159;
   }
-  const unsigned int v1162 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1162 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1163 = v615 + v1162;
-  const unsigned int v1164 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1164 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1165 = v614 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1167 = v1165 < v1;
   const bool v1168 = v1166 && v1167;
   if (v1168) {
@@ -1426,11 +1426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1182 = v1181 + v1165;
     out[v1182] = v1180;
   }
-  const unsigned int v1183 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1183 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1184 = v615 + v1183;
-  const unsigned int v1185 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1185 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1186 = v614 + v1185;
-  const bool v1187 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1187 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1188 = v1186 < v1;
   const bool v1189 = v1187 && v1188;
   if (v1189) {
@@ -1448,11 +1448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1203 = v1202 + v1186;
     out[v1203] = v1201;
   }
-  const unsigned int v1204 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1204 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1205 = v615 + v1204;
-  const unsigned int v1206 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1206 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1207 = v614 + v1206;
-  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1209 = v1207 < v1;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
@@ -1470,11 +1470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1224 = v1223 + v1207;
     out[v1224] = v1222;
   }
-  const unsigned int v1225 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1225 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1226 = v615 + v1225;
-  const unsigned int v1227 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1227 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1228 = v614 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1492,11 +1492,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1245 = v1244 + v1228;
     out[v1245] = v1243;
   }
-  const unsigned int v1246 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1246 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1247 = v615 + v1246;
-  const unsigned int v1248 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1248 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1249 = v614 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1251 = v1249 < v1;
   const bool v1252 = v1250 && v1251;
   if (v1252) {
@@ -1514,11 +1514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1266 = v1265 + v1249;
     out[v1266] = v1264;
   }
-  const unsigned int v1267 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1267 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1268 = v615 + v1267;
-  const unsigned int v1269 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1269 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1270 = v614 + v1269;
-  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
@@ -1536,11 +1536,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1287 = v1286 + v1270;
     out[v1287] = v1285;
   }
-  const unsigned int v1288 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1288 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1289 = v615 + v1288;
-  const unsigned int v1290 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1290 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1291 = v614 + v1290;
-  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1558,11 +1558,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1308 = v1307 + v1291;
     out[v1308] = v1306;
   }
-  const unsigned int v1309 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1309 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1310 = v615 + v1309;
-  const unsigned int v1311 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1311 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1312 = v614 + v1311;
-  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1580,11 +1580,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1329 = v1328 + v1312;
     out[v1329] = v1327;
   }
-  const unsigned int v1330 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1330 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1331 = v615 + v1330;
-  const unsigned int v1332 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1332 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1333 = v614 + v1332;
-  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1335 = v1333 < v1;
   const bool v1336 = v1334 && v1335;
   if (v1336) {
@@ -1602,11 +1602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1350 = v1349 + v1333;
     out[v1350] = v1348;
   }
-  const unsigned int v1351 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1351 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1352 = v615 + v1351;
-  const unsigned int v1353 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1353 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1354 = v614 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1356 = v1354 < v1;
   const bool v1357 = v1355 && v1356;
   if (v1357) {
@@ -1624,11 +1624,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1371 = v1370 + v1354;
     out[v1371] = v1369;
   }
-  const unsigned int v1372 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1372 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1373 = v615 + v1372;
-  const unsigned int v1374 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1374 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1375 = v614 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1646,11 +1646,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1392 = v1391 + v1375;
     out[v1392] = v1390;
   }
-  const unsigned int v1393 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1393 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1394 = v615 + v1393;
-  const unsigned int v1395 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1395 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1396 = v614 + v1395;
-  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1398 = v1396 < v1;
   const bool v1399 = v1397 && v1398;
   if (v1399) {
@@ -1668,11 +1668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1413 = v1412 + v1396;
     out[v1413] = v1411;
   }
-  const unsigned int v1414 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1414 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1415 = v615 + v1414;
-  const unsigned int v1416 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1416 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1417 = v614 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1419 = v1417 < v1;
   const bool v1420 = v1418 && v1419;
   if (v1420) {
@@ -1690,11 +1690,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1434 = v1433 + v1417;
     out[v1434] = v1432;
   }
-  const unsigned int v1435 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1435 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1436 = v615 + v1435;
-  const unsigned int v1437 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1437 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1438 = v614 + v1437;
-  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1440 = v1438 < v1;
   const bool v1441 = v1439 && v1440;
   if (v1441) {
@@ -1712,11 +1712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1455 = v1454 + v1438;
     out[v1455] = v1453;
   }
-  const unsigned int v1456 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1456 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1457 = v615 + v1456;
-  const unsigned int v1458 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1458 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1459 = v614 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1734,11 +1734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1476 = v1475 + v1459;
     out[v1476] = v1474;
   }
-  const unsigned int v1477 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1477 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1478 = v615 + v1477;
-  const unsigned int v1479 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1479 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1480 = v614 + v1479;
-  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1482 = v1480 < v1;
   const bool v1483 = v1481 && v1482;
   if (v1483) {
@@ -1756,11 +1756,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1497 = v1496 + v1480;
     out[v1497] = v1495;
   }
-  const unsigned int v1498 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1498 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1499 = v615 + v1498;
-  const unsigned int v1500 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1500 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1501 = v614 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1503 = v1501 < v1;
   const bool v1504 = v1502 && v1503;
   if (v1504) {
@@ -1778,11 +1778,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1518 = v1517 + v1501;
     out[v1518] = v1516;
   }
-  const unsigned int v1519 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1519 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1520 = v615 + v1519;
-  const unsigned int v1521 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1521 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1522 = v614 + v1521;
-  const bool v1523 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1523 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1524 = v1522 < v1;
   const bool v1525 = v1523 && v1524;
   if (v1525) {
@@ -1800,11 +1800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1539 = v1538 + v1522;
     out[v1539] = v1537;
   }
-  const unsigned int v1540 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1540 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1541 = v615 + v1540;
-  const unsigned int v1542 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1542 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1543 = v614 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1545 = v1543 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
@@ -1822,11 +1822,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1560 = v1559 + v1543;
     out[v1560] = v1558;
   }
-  const unsigned int v1561 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1561 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1562 = v615 + v1561;
-  const unsigned int v1563 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1563 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1564 = v614 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1566 = v1564 < v1;
   const bool v1567 = v1565 && v1566;
   if (v1567) {
@@ -1844,11 +1844,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1581 = v1580 + v1564;
     out[v1581] = v1579;
   }
-  const unsigned int v1582 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1582 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1583 = v615 + v1582;
-  const unsigned int v1584 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1584 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1585 = v614 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1587 = v1585 < v1;
   const bool v1588 = v1586 && v1587;
   if (v1588) {
@@ -1866,11 +1866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1602 = v1601 + v1585;
     out[v1602] = v1600;
   }
-  const unsigned int v1603 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1603 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1604 = v615 + v1603;
-  const unsigned int v1605 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1605 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1606 = v614 + v1605;
-  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1608 = v1606 < v1;
   const bool v1609 = v1607 && v1608;
   if (v1609) {
@@ -1888,11 +1888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1623 = v1622 + v1606;
     out[v1623] = v1621;
   }
-  const unsigned int v1624 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1624 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1625 = v615 + v1624;
-  const unsigned int v1626 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1626 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1627 = v614 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
@@ -1910,11 +1910,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1644 = v1643 + v1627;
     out[v1644] = v1642;
   }
-  const unsigned int v1645 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1645 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1646 = v615 + v1645;
-  const unsigned int v1647 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1647 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1648 = v614 + v1647;
-  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1650 = v1648 < v1;
   const bool v1651 = v1649 && v1650;
   if (v1651) {
@@ -1932,11 +1932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1665 = v1664 + v1648;
     out[v1665] = v1663;
   }
-  const unsigned int v1666 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1666 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1667 = v615 + v1666;
-  const unsigned int v1668 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1668 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1669 = v614 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -1954,11 +1954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1686 = v1685 + v1669;
     out[v1686] = v1684;
   }
-  const unsigned int v1687 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1687 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1688 = v615 + v1687;
-  const unsigned int v1689 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1689 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1690 = v614 + v1689;
-  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1692 = v1690 < v1;
   const bool v1693 = v1691 && v1692;
   if (v1693) {
@@ -1976,11 +1976,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1707 = v1706 + v1690;
     out[v1707] = v1705;
   }
-  const unsigned int v1708 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1708 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1709 = v615 + v1708;
-  const unsigned int v1710 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1710 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1711 = v614 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1713 = v1711 < v1;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -1998,11 +1998,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1728 = v1727 + v1711;
     out[v1728] = v1726;
   }
-  const unsigned int v1729 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1729 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1730 = v615 + v1729;
-  const unsigned int v1731 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1731 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1732 = v614 + v1731;
-  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1734 = v1732 < v1;
   const bool v1735 = v1733 && v1734;
   if (v1735) {
@@ -2020,11 +2020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1749 = v1748 + v1732;
     out[v1749] = v1747;
   }
-  const unsigned int v1750 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1750 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1751 = v615 + v1750;
-  const unsigned int v1752 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1752 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1753 = v614 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -2042,11 +2042,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1770 = v1769 + v1753;
     out[v1770] = v1768;
   }
-  const unsigned int v1771 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1771 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1772 = v615 + v1771;
-  const unsigned int v1773 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1773 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1774 = v614 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1776 = v1774 < v1;
   const bool v1777 = v1775 && v1776;
   if (v1777) {
@@ -2064,11 +2064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1791 = v1790 + v1774;
     out[v1791] = v1789;
   }
-  const unsigned int v1792 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1792 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1793 = v615 + v1792;
-  const unsigned int v1794 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1794 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1795 = v614 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -2086,11 +2086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1812 = v1811 + v1795;
     out[v1812] = v1810;
   }
-  const unsigned int v1813 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1813 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1814 = v615 + v1813;
-  const unsigned int v1815 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1815 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1816 = v614 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1818 = v1816 < v1;
   const bool v1819 = v1817 && v1818;
   if (v1819) {
@@ -2108,11 +2108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1833 = v1832 + v1816;
     out[v1833] = v1831;
   }
-  const unsigned int v1834 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1834 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1835 = v615 + v1834;
-  const unsigned int v1836 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1836 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1837 = v614 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1839 = v1837 < v1;
   const bool v1840 = v1838 && v1839;
   if (v1840) {
@@ -2130,11 +2130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1854 = v1853 + v1837;
     out[v1854] = v1852;
   }
-  const unsigned int v1855 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1855 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1856 = v615 + v1855;
-  const unsigned int v1857 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1857 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1858 = v614 + v1857;
-  const bool v1859 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1859 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1860 = v1858 < v1;
   const bool v1861 = v1859 && v1860;
   if (v1861) {
@@ -2152,11 +2152,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1875 = v1874 + v1858;
     out[v1875] = v1873;
   }
-  const unsigned int v1876 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1876 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1877 = v615 + v1876;
-  const unsigned int v1878 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1878 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1879 = v614 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -2174,11 +2174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1896 = v1895 + v1879;
     out[v1896] = v1894;
   }
-  const unsigned int v1897 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1897 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1898 = v615 + v1897;
-  const unsigned int v1899 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1899 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1900 = v614 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1902 = v1900 < v1;
   const bool v1903 = v1901 && v1902;
   if (v1903) {
@@ -2196,11 +2196,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1917 = v1916 + v1900;
     out[v1917] = v1915;
   }
-  const unsigned int v1918 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1918 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1919 = v615 + v1918;
-  const unsigned int v1920 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1920 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1921 = v614 + v1920;
-  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1923 = v1921 < v1;
   const bool v1924 = v1922 && v1923;
   if (v1924) {
@@ -2218,11 +2218,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1938 = v1937 + v1921;
     out[v1938] = v1936;
   }
-  const unsigned int v1939 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1939 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1940 = v615 + v1939;
-  const unsigned int v1941 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1941 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1942 = v614 + v1941;
-  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1944 = v1942 < v1;
   const bool v1945 = v1943 && v1944;
   if (v1945) {
@@ -2240,11 +2240,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1959 = v1958 + v1942;
     out[v1959] = v1957;
   }
-  const unsigned int v1960 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1960 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1961 = v615 + v1960;
-  const unsigned int v1962 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1962 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1963 = v614 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
@@ -2262,11 +2262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1980 = v1979 + v1963;
     out[v1980] = v1978;
   }
-  const unsigned int v1981 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1981 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1982 = v615 + v1981;
-  const unsigned int v1983 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1983 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1984 = v614 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1986 = v1984 < v1;
   const bool v1987 = v1985 && v1986;
   if (v1987) {
@@ -2284,11 +2284,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2001 = v2000 + v1984;
     out[v2001] = v1999;
   }
-  const unsigned int v2002 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2002 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2003 = v615 + v2002;
-  const unsigned int v2004 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2004 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2005 = v614 + v2004;
-  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2007 = v2005 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
@@ -2306,11 +2306,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2022 = v2021 + v2005;
     out[v2022] = v2020;
   }
-  const unsigned int v2023 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2023 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2024 = v615 + v2023;
-  const unsigned int v2025 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2025 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2026 = v614 + v2025;
-  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2028 = v2026 < v1;
   const bool v2029 = v2027 && v2028;
   if (v2029) {
@@ -2328,11 +2328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2043 = v2042 + v2026;
     out[v2043] = v2041;
   }
-  const unsigned int v2044 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2044 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2045 = v615 + v2044;
-  const unsigned int v2046 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2046 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2047 = v614 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2350,11 +2350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2064 = v2063 + v2047;
     out[v2064] = v2062;
   }
-  const unsigned int v2065 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2065 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2066 = v615 + v2065;
-  const unsigned int v2067 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2067 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2068 = v614 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2070 = v2068 < v1;
   const bool v2071 = v2069 && v2070;
   if (v2071) {
@@ -2372,11 +2372,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2085 = v2084 + v2068;
     out[v2085] = v2083;
   }
-  const unsigned int v2086 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2086 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2087 = v615 + v2086;
-  const unsigned int v2088 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2088 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2089 = v614 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2091 = v2089 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
@@ -2394,11 +2394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2106 = v2105 + v2089;
     out[v2106] = v2104;
   }
-  const unsigned int v2107 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2107 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2108 = v615 + v2107;
-  const unsigned int v2109 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2109 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2110 = v614 + v2109;
-  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2112 = v2110 < v1;
   const bool v2113 = v2111 && v2112;
   if (v2113) {
@@ -2416,11 +2416,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2127 = v2126 + v2110;
     out[v2127] = v2125;
   }
-  const unsigned int v2128 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2128 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2129 = v615 + v2128;
-  const unsigned int v2130 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2130 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2131 = v614 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -2438,11 +2438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2148 = v2147 + v2131;
     out[v2148] = v2146;
   }
-  const unsigned int v2149 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2149 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2150 = v615 + v2149;
-  const unsigned int v2151 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2151 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2152 = v614 + v2151;
-  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2154 = v2152 < v1;
   const bool v2155 = v2153 && v2154;
   if (v2155) {
@@ -2460,11 +2460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2169 = v2168 + v2152;
     out[v2169] = v2167;
   }
-  const unsigned int v2170 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2170 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2171 = v615 + v2170;
-  const unsigned int v2172 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2172 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2173 = v614 + v2172;
-  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2175 = v2173 < v1;
   const bool v2176 = v2174 && v2175;
   if (v2176) {
@@ -2482,11 +2482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2190 = v2189 + v2173;
     out[v2190] = v2188;
   }
-  const unsigned int v2191 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2191 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2192 = v615 + v2191;
-  const unsigned int v2193 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2193 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2194 = v614 + v2193;
-  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2196 = v2194 < v1;
   const bool v2197 = v2195 && v2196;
   if (v2197) {
@@ -2504,11 +2504,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2211 = v2210 + v2194;
     out[v2211] = v2209;
   }
-  const unsigned int v2212 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2212 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2213 = v615 + v2212;
-  const unsigned int v2214 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2214 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2215 = v614 + v2214;
-  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2217 = v2215 < v1;
   const bool v2218 = v2216 && v2217;
   if (v2218) {
@@ -2526,11 +2526,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2232 = v2231 + v2215;
     out[v2232] = v2230;
   }
-  const unsigned int v2233 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2233 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2234 = v615 + v2233;
-  const unsigned int v2235 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2235 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2236 = v614 + v2235;
-  const bool v2237 = v2234 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2237 = v2234 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2238 = v2236 < v1;
   const bool v2239 = v2237 && v2238;
   if (v2239) {
@@ -2548,11 +2548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2253 = v2252 + v2236;
     out[v2253] = v2251;
   }
-  const unsigned int v2254 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2254 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2255 = v615 + v2254;
-  const unsigned int v2256 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2256 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2257 = v614 + v2256;
-  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2259 = v2257 < v1;
   const bool v2260 = v2258 && v2259;
   if (v2260) {
@@ -2570,11 +2570,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2274 = v2273 + v2257;
     out[v2274] = v2272;
   }
-  const unsigned int v2275 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2275 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2276 = v615 + v2275;
-  const unsigned int v2277 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2277 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2278 = v614 + v2277;
-  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2280 = v2278 < v1;
   const bool v2281 = v2279 && v2280;
   if (v2281) {
@@ -2592,11 +2592,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2295 = v2294 + v2278;
     out[v2295] = v2293;
   }
-  const unsigned int v2296 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2296 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2297 = v615 + v2296;
-  const unsigned int v2298 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2298 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2299 = v614 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -2614,11 +2614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2316 = v2315 + v2299;
     out[v2316] = v2314;
   }
-  const unsigned int v2317 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2317 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2318 = v615 + v2317;
-  const unsigned int v2319 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2319 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2320 = v614 + v2319;
-  const bool v2321 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2321 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2322 = v2320 < v1;
   const bool v2323 = v2321 && v2322;
   if (v2323) {
@@ -2636,11 +2636,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2337 = v2336 + v2320;
     out[v2337] = v2335;
   }
-  const unsigned int v2338 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2338 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2339 = v615 + v2338;
-  const unsigned int v2340 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2340 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2341 = v614 + v2340;
-  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2343 = v2341 < v1;
   const bool v2344 = v2342 && v2343;
   if (v2344) {
@@ -2658,11 +2658,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2358 = v2357 + v2341;
     out[v2358] = v2356;
   }
-  const unsigned int v2359 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2359 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2360 = v615 + v2359;
-  const unsigned int v2361 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2361 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2362 = v614 + v2361;
-  const bool v2363 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2363 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2364 = v2362 < v1;
   const bool v2365 = v2363 && v2364;
   if (v2365) {
@@ -2680,11 +2680,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2379 = v2378 + v2362;
     out[v2379] = v2377;
   }
-  const unsigned int v2380 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2380 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2381 = v615 + v2380;
-  const unsigned int v2382 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2382 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2383 = v614 + v2382;
-  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2385 = v2383 < v1;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -2702,11 +2702,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2400 = v2399 + v2383;
     out[v2400] = v2398;
   }
-  const unsigned int v2401 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2401 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2402 = v615 + v2401;
-  const unsigned int v2403 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2403 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2404 = v614 + v2403;
-  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2406 = v2404 < v1;
   const bool v2407 = v2405 && v2406;
   if (v2407) {
@@ -2724,11 +2724,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2421 = v2420 + v2404;
     out[v2421] = v2419;
   }
-  const unsigned int v2422 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2422 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2423 = v615 + v2422;
-  const unsigned int v2424 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2424 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2425 = v614 + v2424;
-  const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2427 = v2425 < v1;
   const bool v2428 = v2426 && v2427;
   if (v2428) {
@@ -2746,11 +2746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2442 = v2441 + v2425;
     out[v2442] = v2440;
   }
-  const unsigned int v2443 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2443 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2444 = v615 + v2443;
-  const unsigned int v2445 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2445 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2446 = v614 + v2445;
-  const bool v2447 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2447 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2448 = v2446 < v1;
   const bool v2449 = v2447 && v2448;
   if (v2449) {
@@ -2768,11 +2768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2463 = v2462 + v2446;
     out[v2463] = v2461;
   }
-  const unsigned int v2464 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2464 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2465 = v615 + v2464;
-  const unsigned int v2466 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2466 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2467 = v614 + v2466;
-  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2469 = v2467 < v1;
   const bool v2470 = v2468 && v2469;
   if (v2470) {
@@ -2790,11 +2790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2484 = v2483 + v2467;
     out[v2484] = v2482;
   }
-  const unsigned int v2485 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2485 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2486 = v615 + v2485;
-  const unsigned int v2487 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2487 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2488 = v614 + v2487;
-  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2490 = v2488 < v1;
   const bool v2491 = v2489 && v2490;
   if (v2491) {
@@ -2812,11 +2812,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2505 = v2504 + v2488;
     out[v2505] = v2503;
   }
-  const unsigned int v2506 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2506 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2507 = v615 + v2506;
-  const unsigned int v2508 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2508 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2509 = v614 + v2508;
-  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2511 = v2509 < v1;
   const bool v2512 = v2510 && v2511;
   if (v2512) {
@@ -2834,11 +2834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2526 = v2525 + v2509;
     out[v2526] = v2524;
   }
-  const unsigned int v2527 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2527 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2528 = v615 + v2527;
-  const unsigned int v2529 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2529 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2530 = v614 + v2529;
-  const bool v2531 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2531 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2532 = v2530 < v1;
   const bool v2533 = v2531 && v2532;
   if (v2533) {
@@ -2856,11 +2856,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2547 = v2546 + v2530;
     out[v2547] = v2545;
   }
-  const unsigned int v2548 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2548 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2549 = v615 + v2548;
-  const unsigned int v2550 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2550 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2551 = v614 + v2550;
-  const bool v2552 = v2549 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2552 = v2549 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2553 = v2551 < v1;
   const bool v2554 = v2552 && v2553;
   if (v2554) {
@@ -2878,11 +2878,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2568 = v2567 + v2551;
     out[v2568] = v2566;
   }
-  const unsigned int v2569 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2569 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2570 = v615 + v2569;
-  const unsigned int v2571 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2571 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2572 = v614 + v2571;
-  const bool v2573 = v2570 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2573 = v2570 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2574 = v2572 < v1;
   const bool v2575 = v2573 && v2574;
   if (v2575) {
@@ -2900,11 +2900,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2589 = v2588 + v2572;
     out[v2589] = v2587;
   }
-  const unsigned int v2590 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2590 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2591 = v615 + v2590;
-  const unsigned int v2592 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2592 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2593 = v614 + v2592;
-  const bool v2594 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2594 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2595 = v2593 < v1;
   const bool v2596 = v2594 && v2595;
   if (v2596) {
@@ -2922,11 +2922,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2610 = v2609 + v2593;
     out[v2610] = v2608;
   }
-  const unsigned int v2611 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2611 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2612 = v615 + v2611;
-  const unsigned int v2613 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2613 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2614 = v614 + v2613;
-  const bool v2615 = v2612 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2615 = v2612 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2616 = v2614 < v1;
   const bool v2617 = v2615 && v2616;
   if (v2617) {
@@ -2944,11 +2944,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2631 = v2630 + v2614;
     out[v2631] = v2629;
   }
-  const unsigned int v2632 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2632 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2633 = v615 + v2632;
-  const unsigned int v2634 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2634 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2635 = v614 + v2634;
-  const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2637 = v2635 < v1;
   const bool v2638 = v2636 && v2637;
   if (v2638) {
@@ -2966,11 +2966,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2652 = v2651 + v2635;
     out[v2652] = v2650;
   }
-  const unsigned int v2653 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2653 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2654 = v615 + v2653;
-  const unsigned int v2655 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2655 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2656 = v614 + v2655;
-  const bool v2657 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2657 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2658 = v2656 < v1;
   const bool v2659 = v2657 && v2658;
   if (v2659) {
@@ -2988,11 +2988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2673 = v2672 + v2656;
     out[v2673] = v2671;
   }
-  const unsigned int v2674 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2674 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2675 = v615 + v2674;
-  const unsigned int v2676 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2676 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2677 = v614 + v2676;
-  const bool v2678 = v2675 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2678 = v2675 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2679 = v2677 < v1;
   const bool v2680 = v2678 && v2679;
   if (v2680) {
@@ -3010,11 +3010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2694 = v2693 + v2677;
     out[v2694] = v2692;
   }
-  const unsigned int v2695 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2695 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2696 = v615 + v2695;
-  const unsigned int v2697 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2697 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2698 = v614 + v2697;
-  const bool v2699 = v2696 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2699 = v2696 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2700 = v2698 < v1;
   const bool v2701 = v2699 && v2700;
   if (v2701) {
@@ -3032,11 +3032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2715 = v2714 + v2698;
     out[v2715] = v2713;
   }
-  const unsigned int v2716 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2716 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2717 = v615 + v2716;
-  const unsigned int v2718 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2718 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2719 = v614 + v2718;
-  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2721 = v2719 < v1;
   const bool v2722 = v2720 && v2721;
   if (v2722) {
@@ -3054,11 +3054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2736 = v2735 + v2719;
     out[v2736] = v2734;
   }
-  const unsigned int v2737 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2737 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2738 = v615 + v2737;
-  const unsigned int v2739 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2739 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2740 = v614 + v2739;
-  const bool v2741 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2741 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2742 = v2740 < v1;
   const bool v2743 = v2741 && v2742;
   if (v2743) {
@@ -3076,11 +3076,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2757 = v2756 + v2740;
     out[v2757] = v2755;
   }
-  const unsigned int v2758 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2758 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2759 = v615 + v2758;
-  const unsigned int v2760 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2760 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2761 = v614 + v2760;
-  const bool v2762 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2762 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2763 = v2761 < v1;
   const bool v2764 = v2762 && v2763;
   if (v2764) {
@@ -3098,11 +3098,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2778 = v2777 + v2761;
     out[v2778] = v2776;
   }
-  const unsigned int v2779 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2779 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2780 = v615 + v2779;
-  const unsigned int v2781 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2781 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2782 = v614 + v2781;
-  const bool v2783 = v2780 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2783 = v2780 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2784 = v2782 < v1;
   const bool v2785 = v2783 && v2784;
   if (v2785) {
@@ -3120,11 +3120,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2799 = v2798 + v2782;
     out[v2799] = v2797;
   }
-  const unsigned int v2800 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2800 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2801 = v615 + v2800;
-  const unsigned int v2802 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2802 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2803 = v614 + v2802;
-  const bool v2804 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2804 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2805 = v2803 < v1;
   const bool v2806 = v2804 && v2805;
   if (v2806) {
@@ -3142,11 +3142,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2820 = v2819 + v2803;
     out[v2820] = v2818;
   }
-  const unsigned int v2821 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2821 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2822 = v615 + v2821;
-  const unsigned int v2823 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2823 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2824 = v614 + v2823;
-  const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2826 = v2824 < v1;
   const bool v2827 = v2825 && v2826;
   if (v2827) {
@@ -3164,11 +3164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2841 = v2840 + v2824;
     out[v2841] = v2839;
   }
-  const unsigned int v2842 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2842 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2843 = v615 + v2842;
-  const unsigned int v2844 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2844 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2845 = v614 + v2844;
-  const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2847 = v2845 < v1;
   const bool v2848 = v2846 && v2847;
   if (v2848) {
@@ -3186,11 +3186,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2862 = v2861 + v2845;
     out[v2862] = v2860;
   }
-  const unsigned int v2863 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2863 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2864 = v615 + v2863;
-  const unsigned int v2865 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2865 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2866 = v614 + v2865;
-  const bool v2867 = v2864 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2867 = v2864 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2868 = v2866 < v1;
   const bool v2869 = v2867 && v2868;
   if (v2869) {
@@ -3208,11 +3208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2883 = v2882 + v2866;
     out[v2883] = v2881;
   }
-  const unsigned int v2884 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2884 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2885 = v615 + v2884;
-  const unsigned int v2886 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2886 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2887 = v614 + v2886;
-  const bool v2888 = v2885 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2888 = v2885 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2889 = v2887 < v1;
   const bool v2890 = v2888 && v2889;
   if (v2890) {
@@ -3230,11 +3230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2904 = v2903 + v2887;
     out[v2904] = v2902;
   }
-  const unsigned int v2905 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2905 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2906 = v615 + v2905;
-  const unsigned int v2907 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2907 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2908 = v614 + v2907;
-  const bool v2909 = v2906 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2909 = v2906 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2910 = v2908 < v1;
   const bool v2911 = v2909 && v2910;
   if (v2911) {
@@ -3252,11 +3252,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2925 = v2924 + v2908;
     out[v2925] = v2923;
   }
-  const unsigned int v2926 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2926 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2927 = v615 + v2926;
-  const unsigned int v2928 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2928 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2929 = v614 + v2928;
-  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2931 = v2929 < v1;
   const bool v2932 = v2930 && v2931;
   if (v2932) {
@@ -3274,11 +3274,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2946 = v2945 + v2929;
     out[v2946] = v2944;
   }
-  const unsigned int v2947 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2947 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2948 = v615 + v2947;
-  const unsigned int v2949 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2949 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2950 = v614 + v2949;
-  const bool v2951 = v2948 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2951 = v2948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2952 = v2950 < v1;
   const bool v2953 = v2951 && v2952;
   if (v2953) {
@@ -3296,11 +3296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2967 = v2966 + v2950;
     out[v2967] = v2965;
   }
-  const unsigned int v2968 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2968 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2969 = v615 + v2968;
-  const unsigned int v2970 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2970 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2971 = v614 + v2970;
-  const bool v2972 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2972 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2973 = v2971 < v1;
   const bool v2974 = v2972 && v2973;
   if (v2974) {
@@ -3318,11 +3318,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2988 = v2987 + v2971;
     out[v2988] = v2986;
   }
-  const unsigned int v2989 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2989 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2990 = v615 + v2989;
-  const unsigned int v2991 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2991 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2992 = v614 + v2991;
-  const bool v2993 = v2990 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2993 = v2990 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2994 = v2992 < v1;
   const bool v2995 = v2993 && v2994;
   if (v2995) {
@@ -3340,11 +3340,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3009 = v3008 + v2992;
     out[v3009] = v3007;
   }
-  const unsigned int v3010 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3010 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3011 = v615 + v3010;
-  const unsigned int v3012 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3012 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3013 = v614 + v3012;
-  const bool v3014 = v3011 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3014 = v3011 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3015 = v3013 < v1;
   const bool v3016 = v3014 && v3015;
   if (v3016) {
@@ -3362,11 +3362,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3030 = v3029 + v3013;
     out[v3030] = v3028;
   }
-  const unsigned int v3031 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3031 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3032 = v615 + v3031;
-  const unsigned int v3033 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3033 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3034 = v614 + v3033;
-  const bool v3035 = v3032 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3035 = v3032 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3036 = v3034 < v1;
   const bool v3037 = v3035 && v3036;
   if (v3037) {
@@ -3384,11 +3384,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3051 = v3050 + v3034;
     out[v3051] = v3049;
   }
-  const unsigned int v3052 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3052 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3053 = v615 + v3052;
-  const unsigned int v3054 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3054 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3055 = v614 + v3054;
-  const bool v3056 = v3053 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3056 = v3053 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3057 = v3055 < v1;
   const bool v3058 = v3056 && v3057;
   if (v3058) {
@@ -3406,11 +3406,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3072 = v3071 + v3055;
     out[v3072] = v3070;
   }
-  const unsigned int v3073 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3073 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3074 = v615 + v3073;
-  const unsigned int v3075 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3075 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3076 = v614 + v3075;
-  const bool v3077 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3077 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3078 = v3076 < v1;
   const bool v3079 = v3077 && v3078;
   if (v3079) {
@@ -3428,11 +3428,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3093 = v3092 + v3076;
     out[v3093] = v3091;
   }
-  const unsigned int v3094 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3094 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3095 = v615 + v3094;
-  const unsigned int v3096 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3096 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3097 = v614 + v3096;
-  const bool v3098 = v3095 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3098 = v3095 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3099 = v3097 < v1;
   const bool v3100 = v3098 && v3099;
   if (v3100) {
@@ -3450,11 +3450,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3114 = v3113 + v3097;
     out[v3114] = v3112;
   }
-  const unsigned int v3115 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3115 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3116 = v615 + v3115;
-  const unsigned int v3117 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3117 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3118 = v614 + v3117;
-  const bool v3119 = v3116 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3119 = v3116 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3120 = v3118 < v1;
   const bool v3121 = v3119 && v3120;
   if (v3121) {
@@ -3472,11 +3472,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3135 = v3134 + v3118;
     out[v3135] = v3133;
   }
-  const unsigned int v3136 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3136 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3137 = v615 + v3136;
-  const unsigned int v3138 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3138 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3139 = v614 + v3138;
-  const bool v3140 = v3137 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3140 = v3137 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3141 = v3139 < v1;
   const bool v3142 = v3140 && v3141;
   if (v3142) {
@@ -3494,11 +3494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3156 = v3155 + v3139;
     out[v3156] = v3154;
   }
-  const unsigned int v3157 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3157 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3158 = v615 + v3157;
-  const unsigned int v3159 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3159 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3160 = v614 + v3159;
-  const bool v3161 = v3158 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3161 = v3158 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3162 = v3160 < v1;
   const bool v3163 = v3161 && v3162;
   if (v3163) {
@@ -3516,11 +3516,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3177 = v3176 + v3160;
     out[v3177] = v3175;
   }
-  const unsigned int v3178 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3178 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3179 = v615 + v3178;
-  const unsigned int v3180 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3180 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3181 = v614 + v3180;
-  const bool v3182 = v3179 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3182 = v3179 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3183 = v3181 < v1;
   const bool v3184 = v3182 && v3183;
   if (v3184) {
@@ -3538,11 +3538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3198 = v3197 + v3181;
     out[v3198] = v3196;
   }
-  const unsigned int v3199 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3199 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3200 = v615 + v3199;
-  const unsigned int v3201 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3201 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3202 = v614 + v3201;
-  const bool v3203 = v3200 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3203 = v3200 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3204 = v3202 < v1;
   const bool v3205 = v3203 && v3204;
   if (v3205) {
@@ -3560,11 +3560,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3219 = v3218 + v3202;
     out[v3219] = v3217;
   }
-  const unsigned int v3220 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3220 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3221 = v615 + v3220;
-  const unsigned int v3222 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3222 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3223 = v614 + v3222;
-  const bool v3224 = v3221 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3224 = v3221 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3225 = v3223 < v1;
   const bool v3226 = v3224 && v3225;
   if (v3226) {
@@ -3582,11 +3582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3240 = v3239 + v3223;
     out[v3240] = v3238;
   }
-  const unsigned int v3241 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3241 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3242 = v615 + v3241;
-  const unsigned int v3243 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3243 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3244 = v614 + v3243;
-  const bool v3245 = v3242 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3245 = v3242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3246 = v3244 < v1;
   const bool v3247 = v3245 && v3246;
   if (v3247) {
@@ -3604,11 +3604,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3261 = v3260 + v3244;
     out[v3261] = v3259;
   }
-  const unsigned int v3262 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3262 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3263 = v615 + v3262;
-  const unsigned int v3264 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3264 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3265 = v614 + v3264;
-  const bool v3266 = v3263 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3266 = v3263 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3267 = v3265 < v1;
   const bool v3268 = v3266 && v3267;
   if (v3268) {
@@ -3626,11 +3626,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3282 = v3281 + v3265;
     out[v3282] = v3280;
   }
-  const unsigned int v3283 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3283 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3284 = v615 + v3283;
-  const unsigned int v3285 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3285 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3286 = v614 + v3285;
-  const bool v3287 = v3284 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3287 = v3284 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3288 = v3286 < v1;
   const bool v3289 = v3287 && v3288;
   if (v3289) {

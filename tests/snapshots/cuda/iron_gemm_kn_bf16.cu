@@ -259,697 +259,697 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    for (unsigned int v2139 = 0u; v2139 < 2u; v2139 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2139 = 0u; v2139 < 2u; v2139 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2140 = v2139 << 6u;
       const bool v2142 = v2140 < v2;
       if (v2142) {
-        const unsigned int v2144 = v2139 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2146 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2149 = v2146 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2152 = v2146 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2144 = v2139 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2146 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2149 = v2146 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2152 = v2146 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2153 = v2152 << 3u;
-        const unsigned int v2154 = v24 + v2149;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2154 = v24 + v2149;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2155 = v2154 < v0;
         const unsigned int v2156 = v2140 + v2153;
         const bool v2157 = v2156 < v2;
         const bool v2158 = v2155 && v2157;
-        const unsigned int v2160 = v2154 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2160 = v2154 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2162 = v2160 + v2140;
         const unsigned int v2163 = v2162 + v2153;
         const unsigned int v2164 = v2158 ? v2163 : 0u;
-        const unsigned int v2166 = v2149 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2166 = v2149 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2167 = v2144 + v2166;
         const unsigned int v2168 = v2167 + v2153;
         iron_copy_async<16>(shm0 + (v2168 ^ (((v2168 >> 6u) & 7u) << 3u)), a + v2164, v2158);
-        const unsigned int v2171 = v2146 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2173 = v2171 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2176 = v2171 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2171 = v2146 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2173 = v2171 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2176 = v2171 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2177 = v2176 << 3u;
-        const unsigned int v2178 = v24 + v2173;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2178 = v24 + v2173;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2179 = v2178 < v0;
         const unsigned int v2180 = v2140 + v2177;
         const bool v2181 = v2180 < v2;
         const bool v2182 = v2179 && v2181;
-        const unsigned int v2184 = v2178 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2184 = v2178 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2186 = v2184 + v2140;
         const unsigned int v2187 = v2186 + v2177;
         const unsigned int v2188 = v2182 ? v2187 : 0u;
-        const unsigned int v2190 = v2173 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2190 = v2173 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2191 = v2144 + v2190;
         const unsigned int v2192 = v2191 + v2177;
         iron_copy_async<16>(shm0 + (v2192 ^ (((v2192 >> 6u) & 7u) << 3u)), a + v2188, v2182);
-        const unsigned int v2195 = v2146 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2197 = v2195 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2200 = v2195 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2195 = v2146 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2197 = v2195 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2200 = v2195 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2201 = v2200 << 3u;
-        const unsigned int v2202 = v24 + v2197;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2202 = v24 + v2197;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2203 = v2202 < v0;
         const unsigned int v2204 = v2140 + v2201;
         const bool v2205 = v2204 < v2;
         const bool v2206 = v2203 && v2205;
-        const unsigned int v2208 = v2202 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2208 = v2202 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2210 = v2208 + v2140;
         const unsigned int v2211 = v2210 + v2201;
         const unsigned int v2212 = v2206 ? v2211 : 0u;
-        const unsigned int v2214 = v2197 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2214 = v2197 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2215 = v2144 + v2214;
         const unsigned int v2216 = v2215 + v2201;
         iron_copy_async<16>(shm0 + (v2216 ^ (((v2216 >> 6u) & 7u) << 3u)), a + v2212, v2206);
-        const unsigned int v2219 = v2146 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2221 = v2219 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2224 = v2219 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2219 = v2146 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2221 = v2219 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2224 = v2219 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2225 = v2224 << 3u;
-        const unsigned int v2226 = v24 + v2221;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2226 = v24 + v2221;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2227 = v2226 < v0;
         const unsigned int v2228 = v2140 + v2225;
         const bool v2229 = v2228 < v2;
         const bool v2230 = v2227 && v2229;
-        const unsigned int v2232 = v2226 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2232 = v2226 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2234 = v2232 + v2140;
         const unsigned int v2235 = v2234 + v2225;
         const unsigned int v2236 = v2230 ? v2235 : 0u;
-        const unsigned int v2238 = v2221 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2238 = v2221 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2239 = v2144 + v2238;
         const unsigned int v2240 = v2239 + v2225;
         iron_copy_async<16>(shm0 + (v2240 ^ (((v2240 >> 6u) & 7u) << 3u)), a + v2236, v2230);
-        const unsigned int v2243 = v2146 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2245 = v2243 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2248 = v2243 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2243 = v2146 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2245 = v2243 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2248 = v2243 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2249 = v2248 << 3u;
-        const unsigned int v2250 = v24 + v2245;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2250 = v24 + v2245;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2251 = v2250 < v0;
         const unsigned int v2252 = v2140 + v2249;
         const bool v2253 = v2252 < v2;
         const bool v2254 = v2251 && v2253;
-        const unsigned int v2256 = v2250 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2256 = v2250 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2258 = v2256 + v2140;
         const unsigned int v2259 = v2258 + v2249;
         const unsigned int v2260 = v2254 ? v2259 : 0u;
-        const unsigned int v2262 = v2245 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2262 = v2245 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2263 = v2144 + v2262;
         const unsigned int v2264 = v2263 + v2249;
         iron_copy_async<16>(shm0 + (v2264 ^ (((v2264 >> 6u) & 7u) << 3u)), a + v2260, v2254);
-        const unsigned int v2267 = v2146 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2269 = v2267 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2272 = v2267 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2267 = v2146 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2269 = v2267 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2272 = v2267 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2273 = v2272 << 3u;
-        const unsigned int v2274 = v24 + v2269;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2274 = v24 + v2269;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2275 = v2274 < v0;
         const unsigned int v2276 = v2140 + v2273;
         const bool v2277 = v2276 < v2;
         const bool v2278 = v2275 && v2277;
-        const unsigned int v2280 = v2274 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2280 = v2274 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2282 = v2280 + v2140;
         const unsigned int v2283 = v2282 + v2273;
         const unsigned int v2284 = v2278 ? v2283 : 0u;
-        const unsigned int v2286 = v2269 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2286 = v2269 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2287 = v2144 + v2286;
         const unsigned int v2288 = v2287 + v2273;
         iron_copy_async<16>(shm0 + (v2288 ^ (((v2288 >> 6u) & 7u) << 3u)), a + v2284, v2278);
-        const unsigned int v2291 = v2146 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2293 = v2291 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2296 = v2291 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2291 = v2146 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2293 = v2291 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2296 = v2291 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2297 = v2296 << 3u;
-        const unsigned int v2298 = v24 + v2293;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2298 = v24 + v2293;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2299 = v2298 < v0;
         const unsigned int v2300 = v2140 + v2297;
         const bool v2301 = v2300 < v2;
         const bool v2302 = v2299 && v2301;
-        const unsigned int v2304 = v2298 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2304 = v2298 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2306 = v2304 + v2140;
         const unsigned int v2307 = v2306 + v2297;
         const unsigned int v2308 = v2302 ? v2307 : 0u;
-        const unsigned int v2310 = v2293 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2310 = v2293 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2311 = v2144 + v2310;
         const unsigned int v2312 = v2311 + v2297;
         iron_copy_async<16>(shm0 + (v2312 ^ (((v2312 >> 6u) & 7u) << 3u)), a + v2308, v2302);
-        const unsigned int v2315 = v2146 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2317 = v2315 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2320 = v2315 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2315 = v2146 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2317 = v2315 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2320 = v2315 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2321 = v2320 << 3u;
-        const unsigned int v2322 = v24 + v2317;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2322 = v24 + v2317;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2323 = v2322 < v0;
         const unsigned int v2324 = v2140 + v2321;
         const bool v2325 = v2324 < v2;
         const bool v2326 = v2323 && v2325;
-        const unsigned int v2328 = v2322 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2328 = v2322 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2330 = v2328 + v2140;
         const unsigned int v2331 = v2330 + v2321;
         const unsigned int v2332 = v2326 ? v2331 : 0u;
-        const unsigned int v2334 = v2317 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2334 = v2317 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2335 = v2144 + v2334;
         const unsigned int v2336 = v2335 + v2321;
         iron_copy_async<16>(shm0 + (v2336 ^ (((v2336 >> 6u) & 7u) << 3u)), a + v2332, v2326);
-        const unsigned int v2343 = v2146 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2346 = v2146 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2343 = v2146 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2346 = v2146 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2347 = v2346 << 3u;
-        const unsigned int v2348 = v2140 + v2343;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2348 = v2140 + v2343;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2349 = v2348 < v2;
         const unsigned int v2350 = v28 + v2347;
         const bool v2351 = v2350 < v1;
         const bool v2352 = v2349 && v2351;
-        const unsigned int v2354 = v2348 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2354 = v2348 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2356 = v2354 + v28;
         const unsigned int v2357 = v2356 + v2347;
         const unsigned int v2358 = v2352 ? v2357 : 0u;
-        const unsigned int v2360 = v2343 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2360 = v2343 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2361 = v2144 + v2360;
         const unsigned int v2362 = v2361 + v2347;
         iron_copy_async<16>(shm1 + (v2362 ^ (((v2362 >> 7u) & 7u) << 3u)), b + v2358, v2352);
-        const unsigned int v2367 = v2171 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2370 = v2171 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2367 = v2171 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2370 = v2171 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2371 = v2370 << 3u;
-        const unsigned int v2372 = v2140 + v2367;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2372 = v2140 + v2367;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2373 = v2372 < v2;
         const unsigned int v2374 = v28 + v2371;
         const bool v2375 = v2374 < v1;
         const bool v2376 = v2373 && v2375;
-        const unsigned int v2378 = v2372 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2378 = v2372 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2380 = v2378 + v28;
         const unsigned int v2381 = v2380 + v2371;
         const unsigned int v2382 = v2376 ? v2381 : 0u;
-        const unsigned int v2384 = v2367 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2384 = v2367 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2385 = v2144 + v2384;
         const unsigned int v2386 = v2385 + v2371;
         iron_copy_async<16>(shm1 + (v2386 ^ (((v2386 >> 7u) & 7u) << 3u)), b + v2382, v2376);
-        const unsigned int v2391 = v2195 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2394 = v2195 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2391 = v2195 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2394 = v2195 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2395 = v2394 << 3u;
-        const unsigned int v2396 = v2140 + v2391;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2396 = v2140 + v2391;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2397 = v2396 < v2;
         const unsigned int v2398 = v28 + v2395;
         const bool v2399 = v2398 < v1;
         const bool v2400 = v2397 && v2399;
-        const unsigned int v2402 = v2396 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2402 = v2396 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2404 = v2402 + v28;
         const unsigned int v2405 = v2404 + v2395;
         const unsigned int v2406 = v2400 ? v2405 : 0u;
-        const unsigned int v2408 = v2391 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2408 = v2391 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2409 = v2144 + v2408;
         const unsigned int v2410 = v2409 + v2395;
         iron_copy_async<16>(shm1 + (v2410 ^ (((v2410 >> 7u) & 7u) << 3u)), b + v2406, v2400);
-        const unsigned int v2415 = v2219 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2418 = v2219 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2415 = v2219 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2418 = v2219 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2419 = v2418 << 3u;
-        const unsigned int v2420 = v2140 + v2415;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2420 = v2140 + v2415;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2421 = v2420 < v2;
         const unsigned int v2422 = v28 + v2419;
         const bool v2423 = v2422 < v1;
         const bool v2424 = v2421 && v2423;
-        const unsigned int v2426 = v2420 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2426 = v2420 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2428 = v2426 + v28;
         const unsigned int v2429 = v2428 + v2419;
         const unsigned int v2430 = v2424 ? v2429 : 0u;
-        const unsigned int v2432 = v2415 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2432 = v2415 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2433 = v2144 + v2432;
         const unsigned int v2434 = v2433 + v2419;
         iron_copy_async<16>(shm1 + (v2434 ^ (((v2434 >> 7u) & 7u) << 3u)), b + v2430, v2424);
-        const unsigned int v2439 = v2243 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2442 = v2243 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2439 = v2243 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2442 = v2243 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2443 = v2442 << 3u;
-        const unsigned int v2444 = v2140 + v2439;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2444 = v2140 + v2439;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2445 = v2444 < v2;
         const unsigned int v2446 = v28 + v2443;
         const bool v2447 = v2446 < v1;
         const bool v2448 = v2445 && v2447;
-        const unsigned int v2450 = v2444 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2450 = v2444 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2452 = v2450 + v28;
         const unsigned int v2453 = v2452 + v2443;
         const unsigned int v2454 = v2448 ? v2453 : 0u;
-        const unsigned int v2456 = v2439 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2456 = v2439 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2457 = v2144 + v2456;
         const unsigned int v2458 = v2457 + v2443;
         iron_copy_async<16>(shm1 + (v2458 ^ (((v2458 >> 7u) & 7u) << 3u)), b + v2454, v2448);
-        const unsigned int v2463 = v2267 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2466 = v2267 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2463 = v2267 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2466 = v2267 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2467 = v2466 << 3u;
-        const unsigned int v2468 = v2140 + v2463;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2468 = v2140 + v2463;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2469 = v2468 < v2;
         const unsigned int v2470 = v28 + v2467;
         const bool v2471 = v2470 < v1;
         const bool v2472 = v2469 && v2471;
-        const unsigned int v2474 = v2468 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2474 = v2468 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2476 = v2474 + v28;
         const unsigned int v2477 = v2476 + v2467;
         const unsigned int v2478 = v2472 ? v2477 : 0u;
-        const unsigned int v2480 = v2463 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2480 = v2463 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2481 = v2144 + v2480;
         const unsigned int v2482 = v2481 + v2467;
         iron_copy_async<16>(shm1 + (v2482 ^ (((v2482 >> 7u) & 7u) << 3u)), b + v2478, v2472);
-        const unsigned int v2487 = v2291 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2490 = v2291 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2487 = v2291 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2490 = v2291 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2491 = v2490 << 3u;
-        const unsigned int v2492 = v2140 + v2487;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2492 = v2140 + v2487;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2493 = v2492 < v2;
         const unsigned int v2494 = v28 + v2491;
         const bool v2495 = v2494 < v1;
         const bool v2496 = v2493 && v2495;
-        const unsigned int v2498 = v2492 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2498 = v2492 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2500 = v2498 + v28;
         const unsigned int v2501 = v2500 + v2491;
         const unsigned int v2502 = v2496 ? v2501 : 0u;
-        const unsigned int v2504 = v2487 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2504 = v2487 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2505 = v2144 + v2504;
         const unsigned int v2506 = v2505 + v2491;
         iron_copy_async<16>(shm1 + (v2506 ^ (((v2506 >> 7u) & 7u) << 3u)), b + v2502, v2496);
-        const unsigned int v2511 = v2315 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2514 = v2315 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2511 = v2315 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2514 = v2315 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2515 = v2514 << 3u;
-        const unsigned int v2516 = v2140 + v2511;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2516 = v2140 + v2511;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2517 = v2516 < v2;
         const unsigned int v2518 = v28 + v2515;
         const bool v2519 = v2518 < v1;
         const bool v2520 = v2517 && v2519;
-        const unsigned int v2522 = v2516 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2522 = v2516 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2524 = v2522 + v28;
         const unsigned int v2525 = v2524 + v2515;
         const unsigned int v2526 = v2520 ? v2525 : 0u;
-        const unsigned int v2528 = v2511 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2528 = v2511 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2529 = v2144 + v2528;
         const unsigned int v2530 = v2529 + v2515;
         iron_copy_async<16>(shm1 + (v2530 ^ (((v2530 >> 7u) & 7u) << 3u)), b + v2526, v2520);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2543 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v2543 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (unsigned int v2531 = 0u; v2531 < v2; v2531 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2531 = 0u; v2531 < v2; v2531 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2533 = v2531 >> 6u;
       const unsigned int v2535 = v2533 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2537 = v2535 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v2544 = v2537 + v2543;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v2537 = v2535 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2544 = v2537 + v2543;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2544, 64u);
-      const unsigned int v2549 = v2537 + v37;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2549 = v2537 + v37;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2549, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2555 = v2544 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2555 = v2544 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2555, 64u);
-      const unsigned int v2558 = v2537 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2558 = v2537 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v2559 = v2558 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2559, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2565 = v2544 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2565 = v2544 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2565, 64u);
-      const unsigned int v2568 = v2537 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2568 = v2537 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v2569 = v2568 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2569, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2575 = v2544 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2575 = v2544 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2575, 64u);
-      const unsigned int v2578 = v2537 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const unsigned int v2578 = v2537 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const unsigned int v2579 = v2578 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2579, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2582 = v2531 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2582 = v2531 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2584 = v2533 + 2u;
       const unsigned int v2585 = v2584 % 3u;
       const bool v2586 = v2582 < v2;
       if (v2586) {
-        const unsigned int v2588 = v2585 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2590 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2593 = v2590 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2596 = v2590 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2588 = v2585 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2590 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2593 = v2590 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2596 = v2590 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2597 = v2596 << 3u;
-        const unsigned int v2598 = v24 + v2593;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2598 = v24 + v2593;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2599 = v2598 < v0;
         const unsigned int v2600 = v2582 + v2597;
         const bool v2601 = v2600 < v2;
         const bool v2602 = v2599 && v2601;
-        const unsigned int v2604 = v2598 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2604 = v2598 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2606 = v2604 + v2582;
         const unsigned int v2607 = v2606 + v2597;
         const unsigned int v2608 = v2602 ? v2607 : 0u;
-        const unsigned int v2610 = v2593 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2610 = v2593 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2611 = v2588 + v2610;
         const unsigned int v2612 = v2611 + v2597;
         iron_copy_async<16>(shm0 + (v2612 ^ (((v2612 >> 6u) & 7u) << 3u)), a + v2608, v2602);
-        const unsigned int v2615 = v2590 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2617 = v2615 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2620 = v2615 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2615 = v2590 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2617 = v2615 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2620 = v2615 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2621 = v2620 << 3u;
-        const unsigned int v2622 = v24 + v2617;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2622 = v24 + v2617;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2623 = v2622 < v0;
         const unsigned int v2624 = v2582 + v2621;
         const bool v2625 = v2624 < v2;
         const bool v2626 = v2623 && v2625;
-        const unsigned int v2628 = v2622 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2628 = v2622 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2630 = v2628 + v2582;
         const unsigned int v2631 = v2630 + v2621;
         const unsigned int v2632 = v2626 ? v2631 : 0u;
-        const unsigned int v2634 = v2617 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2634 = v2617 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2635 = v2588 + v2634;
         const unsigned int v2636 = v2635 + v2621;
         iron_copy_async<16>(shm0 + (v2636 ^ (((v2636 >> 6u) & 7u) << 3u)), a + v2632, v2626);
-        const unsigned int v2639 = v2590 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2641 = v2639 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2644 = v2639 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2639 = v2590 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2641 = v2639 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2644 = v2639 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2645 = v2644 << 3u;
-        const unsigned int v2646 = v24 + v2641;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2646 = v24 + v2641;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2647 = v2646 < v0;
         const unsigned int v2648 = v2582 + v2645;
         const bool v2649 = v2648 < v2;
         const bool v2650 = v2647 && v2649;
-        const unsigned int v2652 = v2646 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2652 = v2646 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2654 = v2652 + v2582;
         const unsigned int v2655 = v2654 + v2645;
         const unsigned int v2656 = v2650 ? v2655 : 0u;
-        const unsigned int v2658 = v2641 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2658 = v2641 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2659 = v2588 + v2658;
         const unsigned int v2660 = v2659 + v2645;
         iron_copy_async<16>(shm0 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), a + v2656, v2650);
-        const unsigned int v2663 = v2590 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2665 = v2663 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2668 = v2663 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2663 = v2590 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2665 = v2663 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2668 = v2663 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2669 = v2668 << 3u;
-        const unsigned int v2670 = v24 + v2665;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2670 = v24 + v2665;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2671 = v2670 < v0;
         const unsigned int v2672 = v2582 + v2669;
         const bool v2673 = v2672 < v2;
         const bool v2674 = v2671 && v2673;
-        const unsigned int v2676 = v2670 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2676 = v2670 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2678 = v2676 + v2582;
         const unsigned int v2679 = v2678 + v2669;
         const unsigned int v2680 = v2674 ? v2679 : 0u;
-        const unsigned int v2682 = v2665 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2682 = v2665 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2683 = v2588 + v2682;
         const unsigned int v2684 = v2683 + v2669;
         iron_copy_async<16>(shm0 + (v2684 ^ (((v2684 >> 6u) & 7u) << 3u)), a + v2680, v2674);
-        const unsigned int v2687 = v2590 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2689 = v2687 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2692 = v2687 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2687 = v2590 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2689 = v2687 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2692 = v2687 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2693 = v2692 << 3u;
-        const unsigned int v2694 = v24 + v2689;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2694 = v24 + v2689;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2695 = v2694 < v0;
         const unsigned int v2696 = v2582 + v2693;
         const bool v2697 = v2696 < v2;
         const bool v2698 = v2695 && v2697;
-        const unsigned int v2700 = v2694 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2700 = v2694 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2702 = v2700 + v2582;
         const unsigned int v2703 = v2702 + v2693;
         const unsigned int v2704 = v2698 ? v2703 : 0u;
-        const unsigned int v2706 = v2689 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2706 = v2689 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2707 = v2588 + v2706;
         const unsigned int v2708 = v2707 + v2693;
         iron_copy_async<16>(shm0 + (v2708 ^ (((v2708 >> 6u) & 7u) << 3u)), a + v2704, v2698);
-        const unsigned int v2711 = v2590 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2713 = v2711 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2716 = v2711 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2711 = v2590 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2713 = v2711 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2716 = v2711 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2717 = v2716 << 3u;
-        const unsigned int v2718 = v24 + v2713;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2718 = v24 + v2713;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2719 = v2718 < v0;
         const unsigned int v2720 = v2582 + v2717;
         const bool v2721 = v2720 < v2;
         const bool v2722 = v2719 && v2721;
-        const unsigned int v2724 = v2718 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2724 = v2718 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2726 = v2724 + v2582;
         const unsigned int v2727 = v2726 + v2717;
         const unsigned int v2728 = v2722 ? v2727 : 0u;
-        const unsigned int v2730 = v2713 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2730 = v2713 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2731 = v2588 + v2730;
         const unsigned int v2732 = v2731 + v2717;
         iron_copy_async<16>(shm0 + (v2732 ^ (((v2732 >> 6u) & 7u) << 3u)), a + v2728, v2722);
-        const unsigned int v2735 = v2590 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2737 = v2735 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2740 = v2735 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2735 = v2590 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2737 = v2735 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2740 = v2735 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2741 = v2740 << 3u;
-        const unsigned int v2742 = v24 + v2737;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2742 = v24 + v2737;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2743 = v2742 < v0;
         const unsigned int v2744 = v2582 + v2741;
         const bool v2745 = v2744 < v2;
         const bool v2746 = v2743 && v2745;
-        const unsigned int v2748 = v2742 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2748 = v2742 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2750 = v2748 + v2582;
         const unsigned int v2751 = v2750 + v2741;
         const unsigned int v2752 = v2746 ? v2751 : 0u;
-        const unsigned int v2754 = v2737 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2754 = v2737 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2755 = v2588 + v2754;
         const unsigned int v2756 = v2755 + v2741;
         iron_copy_async<16>(shm0 + (v2756 ^ (((v2756 >> 6u) & 7u) << 3u)), a + v2752, v2746);
-        const unsigned int v2759 = v2590 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2761 = v2759 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2764 = v2759 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2759 = v2590 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2761 = v2759 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2764 = v2759 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2765 = v2764 << 3u;
-        const unsigned int v2766 = v24 + v2761;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2766 = v24 + v2761;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2767 = v2766 < v0;
         const unsigned int v2768 = v2582 + v2765;
         const bool v2769 = v2768 < v2;
         const bool v2770 = v2767 && v2769;
-        const unsigned int v2772 = v2766 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2772 = v2766 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2774 = v2772 + v2582;
         const unsigned int v2775 = v2774 + v2765;
         const unsigned int v2776 = v2770 ? v2775 : 0u;
-        const unsigned int v2778 = v2761 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2778 = v2761 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2779 = v2588 + v2778;
         const unsigned int v2780 = v2779 + v2765;
         iron_copy_async<16>(shm0 + (v2780 ^ (((v2780 >> 6u) & 7u) << 3u)), a + v2776, v2770);
-        const unsigned int v2787 = v2590 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2790 = v2590 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2787 = v2590 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2790 = v2590 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2791 = v2790 << 3u;
-        const unsigned int v2792 = v2582 + v2787;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2792 = v2582 + v2787;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2793 = v2792 < v2;
         const unsigned int v2794 = v28 + v2791;
         const bool v2795 = v2794 < v1;
         const bool v2796 = v2793 && v2795;
-        const unsigned int v2798 = v2792 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2798 = v2792 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2800 = v2798 + v28;
         const unsigned int v2801 = v2800 + v2791;
         const unsigned int v2802 = v2796 ? v2801 : 0u;
-        const unsigned int v2804 = v2787 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2804 = v2787 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2805 = v2588 + v2804;
         const unsigned int v2806 = v2805 + v2791;
         iron_copy_async<16>(shm1 + (v2806 ^ (((v2806 >> 7u) & 7u) << 3u)), b + v2802, v2796);
-        const unsigned int v2811 = v2615 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2814 = v2615 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2811 = v2615 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2814 = v2615 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2815 = v2814 << 3u;
-        const unsigned int v2816 = v2582 + v2811;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2816 = v2582 + v2811;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2817 = v2816 < v2;
         const unsigned int v2818 = v28 + v2815;
         const bool v2819 = v2818 < v1;
         const bool v2820 = v2817 && v2819;
-        const unsigned int v2822 = v2816 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2822 = v2816 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2824 = v2822 + v28;
         const unsigned int v2825 = v2824 + v2815;
         const unsigned int v2826 = v2820 ? v2825 : 0u;
-        const unsigned int v2828 = v2811 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2828 = v2811 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2829 = v2588 + v2828;
         const unsigned int v2830 = v2829 + v2815;
         iron_copy_async<16>(shm1 + (v2830 ^ (((v2830 >> 7u) & 7u) << 3u)), b + v2826, v2820);
-        const unsigned int v2835 = v2639 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2838 = v2639 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2835 = v2639 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2838 = v2639 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2839 = v2838 << 3u;
-        const unsigned int v2840 = v2582 + v2835;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2840 = v2582 + v2835;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2841 = v2840 < v2;
         const unsigned int v2842 = v28 + v2839;
         const bool v2843 = v2842 < v1;
         const bool v2844 = v2841 && v2843;
-        const unsigned int v2846 = v2840 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2846 = v2840 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2848 = v2846 + v28;
         const unsigned int v2849 = v2848 + v2839;
         const unsigned int v2850 = v2844 ? v2849 : 0u;
-        const unsigned int v2852 = v2835 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2852 = v2835 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2853 = v2588 + v2852;
         const unsigned int v2854 = v2853 + v2839;
         iron_copy_async<16>(shm1 + (v2854 ^ (((v2854 >> 7u) & 7u) << 3u)), b + v2850, v2844);
-        const unsigned int v2859 = v2663 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2862 = v2663 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2859 = v2663 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2862 = v2663 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2863 = v2862 << 3u;
-        const unsigned int v2864 = v2582 + v2859;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2864 = v2582 + v2859;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2865 = v2864 < v2;
         const unsigned int v2866 = v28 + v2863;
         const bool v2867 = v2866 < v1;
         const bool v2868 = v2865 && v2867;
-        const unsigned int v2870 = v2864 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2870 = v2864 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2872 = v2870 + v28;
         const unsigned int v2873 = v2872 + v2863;
         const unsigned int v2874 = v2868 ? v2873 : 0u;
-        const unsigned int v2876 = v2859 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2876 = v2859 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2877 = v2588 + v2876;
         const unsigned int v2878 = v2877 + v2863;
         iron_copy_async<16>(shm1 + (v2878 ^ (((v2878 >> 7u) & 7u) << 3u)), b + v2874, v2868);
-        const unsigned int v2883 = v2687 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2886 = v2687 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2883 = v2687 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2886 = v2687 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2887 = v2886 << 3u;
-        const unsigned int v2888 = v2582 + v2883;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2888 = v2582 + v2883;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2889 = v2888 < v2;
         const unsigned int v2890 = v28 + v2887;
         const bool v2891 = v2890 < v1;
         const bool v2892 = v2889 && v2891;
-        const unsigned int v2894 = v2888 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2894 = v2888 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2896 = v2894 + v28;
         const unsigned int v2897 = v2896 + v2887;
         const unsigned int v2898 = v2892 ? v2897 : 0u;
-        const unsigned int v2900 = v2883 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2900 = v2883 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2901 = v2588 + v2900;
         const unsigned int v2902 = v2901 + v2887;
         iron_copy_async<16>(shm1 + (v2902 ^ (((v2902 >> 7u) & 7u) << 3u)), b + v2898, v2892);
-        const unsigned int v2907 = v2711 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2910 = v2711 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2907 = v2711 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2910 = v2711 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2911 = v2910 << 3u;
-        const unsigned int v2912 = v2582 + v2907;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2912 = v2582 + v2907;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2913 = v2912 < v2;
         const unsigned int v2914 = v28 + v2911;
         const bool v2915 = v2914 < v1;
         const bool v2916 = v2913 && v2915;
-        const unsigned int v2918 = v2912 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2918 = v2912 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2920 = v2918 + v28;
         const unsigned int v2921 = v2920 + v2911;
         const unsigned int v2922 = v2916 ? v2921 : 0u;
-        const unsigned int v2924 = v2907 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2924 = v2907 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2925 = v2588 + v2924;
         const unsigned int v2926 = v2925 + v2911;
         iron_copy_async<16>(shm1 + (v2926 ^ (((v2926 >> 7u) & 7u) << 3u)), b + v2922, v2916);
-        const unsigned int v2931 = v2735 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2934 = v2735 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2931 = v2735 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2934 = v2735 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2935 = v2934 << 3u;
-        const unsigned int v2936 = v2582 + v2931;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2936 = v2582 + v2931;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2937 = v2936 < v2;
         const unsigned int v2938 = v28 + v2935;
         const bool v2939 = v2938 < v1;
         const bool v2940 = v2937 && v2939;
-        const unsigned int v2942 = v2936 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2942 = v2936 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2944 = v2942 + v28;
         const unsigned int v2945 = v2944 + v2935;
         const unsigned int v2946 = v2940 ? v2945 : 0u;
-        const unsigned int v2948 = v2931 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2948 = v2931 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2949 = v2588 + v2948;
         const unsigned int v2950 = v2949 + v2935;
         iron_copy_async<16>(shm1 + (v2950 ^ (((v2950 >> 7u) & 7u) << 3u)), b + v2946, v2940);
-        const unsigned int v2955 = v2759 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2958 = v2759 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2955 = v2759 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2958 = v2759 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2959 = v2958 << 3u;
-        const unsigned int v2960 = v2582 + v2955;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2960 = v2582 + v2955;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2961 = v2960 < v2;
         const unsigned int v2962 = v28 + v2959;
         const bool v2963 = v2962 < v1;
         const bool v2964 = v2961 && v2963;
-        const unsigned int v2966 = v2960 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2966 = v2960 * v1;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2968 = v2966 + v28;
         const unsigned int v2969 = v2968 + v2959;
         const unsigned int v2970 = v2964 ? v2969 : 0u;
-        const unsigned int v2972 = v2955 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2972 = v2955 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2973 = v2588 + v2972;
         const unsigned int v2974 = v2973 + v2959;
         iron_copy_async<16>(shm1 + (v2974 ^ (((v2974 >> 7u) & 7u) << 3u)), b + v2970, v2964);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v505 = threadIdx.x;
-    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const unsigned int v573 = v561 + 16u;
-    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v513 = v512 < v0;
         const unsigned int v514 = v503 + v511;
         const bool v515 = v514 < v2;
         const bool v516 = v513 && v515;
         if (v516) {
-          const unsigned int v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v520 = v518 + v503;
           const unsigned int v521 = v520 + v511;
           const iron_bf16 v522 = a[v521];
-          const unsigned int v524 = v509 << 6u;
+          const unsigned int v524 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v525 = v524 + v511;
           shm0[(v525 ^ (((v525 >> 6u) & 7u) << 3u))] = v522;
         } else {
-          const unsigned int v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v528 = v527 + v511;
           shm0[(v528 ^ (((v528 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v539 = v538 < v2;
         const unsigned int v540 = v28 + v537;
         const bool v541 = v540 < v1;
         const bool v542 = v539 && v541;
         if (v542) {
-          const unsigned int v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v546 = v544 + v28;
           const unsigned int v547 = v546 + v537;
           const iron_bf16 v548 = b[v547];
-          const unsigned int v550 = v535 << 7u;
+          const unsigned int v550 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v551 = v550 + v537;
           shm1[(v551 ^ (((v551 >> 7u) & 7u) << 3u))] = v548;
         } else {
-          const unsigned int v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v554 = v553 + v537;
           shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v599 = v24 + v33;
-  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v601 = v599 + v600;
-  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -960,11 +960,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v611 = v610 + v603;
     out[v611] = v609;
   }
-  const unsigned int v612 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v612 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v613 = v599 + v612;
-  const unsigned int v614 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v614 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v615 = v598 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v617 = v615 < v1;
   const bool v618 = v616 && v617;
   if (v618) {
@@ -975,11 +975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v623 = v622 + v615;
     out[v623] = v621;
   }
-  const unsigned int v624 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v624 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v625 = v599 + v624;
-  const unsigned int v626 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v626 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v627 = v598 + v626;
-  const bool v628 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v628 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v629 = v627 < v1;
   const bool v630 = v628 && v629;
   if (v630) {
@@ -990,11 +990,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v635 = v634 + v627;
     out[v635] = v633;
   }
-  const unsigned int v636 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v636 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v637 = v599 + v636;
-  const unsigned int v638 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v638 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v639 = v598 + v638;
-  const bool v640 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v640 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v641 = v639 < v1;
   const bool v642 = v640 && v641;
   if (v642) {
@@ -1005,11 +1005,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v647 = v646 + v639;
     out[v647] = v645;
   }
-  const unsigned int v648 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v648 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v649 = v599 + v648;
-  const unsigned int v650 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v650 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v651 = v598 + v650;
-  const bool v652 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v653 = v651 < v1;
   const bool v654 = v652 && v653;
   if (v654) {
@@ -1020,11 +1020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v659 = v658 + v651;
     out[v659] = v657;
   }
-  const unsigned int v660 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v660 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v661 = v599 + v660;
-  const unsigned int v662 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v662 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v663 = v598 + v662;
-  const bool v664 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v664 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v665 = v663 < v1;
   const bool v666 = v664 && v665;
   if (v666) {
@@ -1035,11 +1035,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v671 = v670 + v663;
     out[v671] = v669;
   }
-  const unsigned int v672 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v672 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v673 = v599 + v672;
-  const unsigned int v674 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v674 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v675 = v598 + v674;
-  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -1050,11 +1050,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v683 = v682 + v675;
     out[v683] = v681;
   }
-  const unsigned int v684 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v684 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v685 = v599 + v684;
-  const unsigned int v686 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v686 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v687 = v598 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -1065,11 +1065,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v695 = v694 + v687;
     out[v695] = v693;
   }
-  const unsigned int v696 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v696 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v697 = v599 + v696;
-  const unsigned int v698 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v698 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v699 = v598 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v701 = v699 < v1;
   const bool v702 = v700 && v701;
   if (v702) {
@@ -1080,11 +1080,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v707 = v706 + v699;
     out[v707] = v705;
   }
-  const unsigned int v708 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v708 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v709 = v599 + v708;
-  const unsigned int v710 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v710 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v711 = v598 + v710;
-  const bool v712 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v713 = v711 < v1;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -1095,11 +1095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v719 = v718 + v711;
     out[v719] = v717;
   }
-  const unsigned int v720 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v720 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v721 = v599 + v720;
-  const unsigned int v722 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v722 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v723 = v598 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v725 = v723 < v1;
   const bool v726 = v724 && v725;
   if (v726) {
@@ -1110,11 +1110,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v731 = v730 + v723;
     out[v731] = v729;
   }
-  const unsigned int v732 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v732 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v733 = v599 + v732;
-  const unsigned int v734 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v734 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v735 = v598 + v734;
-  const bool v736 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v736 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v737 = v735 < v1;
   const bool v738 = v736 && v737;
   if (v738) {
@@ -1125,11 +1125,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v743 = v742 + v735;
     out[v743] = v741;
   }
-  const unsigned int v744 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v744 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v745 = v599 + v744;
-  const unsigned int v746 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v746 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v747 = v598 + v746;
-  const bool v748 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v748 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v749 = v747 < v1;
   const bool v750 = v748 && v749;
   if (v750) {
@@ -1140,11 +1140,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v755 = v754 + v747;
     out[v755] = v753;
   }
-  const unsigned int v756 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v756 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v757 = v599 + v756;
-  const unsigned int v758 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v758 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v759 = v598 + v758;
-  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v761 = v759 < v1;
   const bool v762 = v760 && v761;
   if (v762) {
@@ -1155,11 +1155,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v767 = v766 + v759;
     out[v767] = v765;
   }
-  const unsigned int v768 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v768 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v769 = v599 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v770 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v771 = v598 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -1170,11 +1170,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v779 = v778 + v771;
     out[v779] = v777;
   }
-  const unsigned int v780 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v780 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v781 = v599 + v780;
-  const unsigned int v782 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v782 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v783 = v598 + v782;
-  const bool v784 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v784 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v785 = v783 < v1;
   const bool v786 = v784 && v785;
   if (v786) {
@@ -1185,11 +1185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v791 = v790 + v783;
     out[v791] = v789;
   }
-  const unsigned int v792 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v792 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v793 = v599 + v792;
-  const unsigned int v794 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v794 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v795 = v598 + v794;
-  const bool v796 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v796 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v797 = v795 < v1;
   const bool v798 = v796 && v797;
   if (v798) {
@@ -1200,11 +1200,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v803 = v802 + v795;
     out[v803] = v801;
   }
-  const unsigned int v804 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v804 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v805 = v599 + v804;
-  const unsigned int v806 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v806 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v807 = v598 + v806;
-  const bool v808 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v808 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v809 = v807 < v1;
   const bool v810 = v808 && v809;
   if (v810) {
@@ -1215,11 +1215,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v815 = v814 + v807;
     out[v815] = v813;
   }
-  const unsigned int v816 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v816 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v817 = v599 + v816;
-  const unsigned int v818 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v818 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v819 = v598 + v818;
-  const bool v820 = v817 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v821 = v819 < v1;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -1230,11 +1230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v827 = v826 + v819;
     out[v827] = v825;
   }
-  const unsigned int v828 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v828 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v829 = v599 + v828;
-  const unsigned int v830 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v830 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v831 = v598 + v830;
-  const bool v832 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v832 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v833 = v831 < v1;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -1245,11 +1245,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v839 = v838 + v831;
     out[v839] = v837;
   }
-  const unsigned int v840 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v840 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v841 = v599 + v840;
-  const unsigned int v842 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v842 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v843 = v598 + v842;
-  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
@@ -1260,11 +1260,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v851 = v850 + v843;
     out[v851] = v849;
   }
-  const unsigned int v852 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v852 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v853 = v599 + v852;
-  const unsigned int v854 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v854 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v855 = v598 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -1275,11 +1275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v863 = v862 + v855;
     out[v863] = v861;
   }
-  const unsigned int v864 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v864 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v865 = v599 + v864;
-  const unsigned int v866 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v866 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v867 = v598 + v866;
-  const bool v868 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v868 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v869 = v867 < v1;
   const bool v870 = v868 && v869;
   if (v870) {
@@ -1290,11 +1290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v875 = v874 + v867;
     out[v875] = v873;
   }
-  const unsigned int v876 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v876 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v877 = v599 + v876;
-  const unsigned int v878 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v878 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v879 = v598 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -1305,11 +1305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v887 = v886 + v879;
     out[v887] = v885;
   }
-  const unsigned int v888 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v888 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v889 = v599 + v888;
-  const unsigned int v890 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v890 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v891 = v598 + v890;
-  const bool v892 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v892 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v893 = v891 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
@@ -1320,11 +1320,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v899 = v898 + v891;
     out[v899] = v897;
   }
-  const unsigned int v900 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v900 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v901 = v599 + v900;
-  const unsigned int v902 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v902 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v903 = v598 + v902;
-  const bool v904 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v905 = v903 < v1;
   const bool v906 = v904 && v905;
   if (v906) {
@@ -1335,11 +1335,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v911 = v910 + v903;
     out[v911] = v909;
   }
-  const unsigned int v912 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v912 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v913 = v599 + v912;
-  const unsigned int v914 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v914 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v915 = v598 + v914;
-  const bool v916 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v916 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v917 = v915 < v1;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -1350,11 +1350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v923 = v922 + v915;
     out[v923] = v921;
   }
-  const unsigned int v924 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v924 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v925 = v599 + v924;
-  const unsigned int v926 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v926 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v927 = v598 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -1365,11 +1365,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v935 = v934 + v927;
     out[v935] = v933;
   }
-  const unsigned int v936 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v936 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v937 = v599 + v936;
-  const unsigned int v938 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v938 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v939 = v598 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -1380,11 +1380,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v947 = v946 + v939;
     out[v947] = v945;
   }
-  const unsigned int v948 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v948 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v949 = v599 + v948;
-  const unsigned int v950 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v950 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v951 = v598 + v950;
-  const bool v952 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v952 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v953 = v951 < v1;
   const bool v954 = v952 && v953;
   if (v954) {
@@ -1395,11 +1395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v959 = v958 + v951;
     out[v959] = v957;
   }
-  const unsigned int v960 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v960 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v961 = v599 + v960;
-  const unsigned int v962 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v962 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v963 = v598 + v962;
-  const bool v964 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v964 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v965 = v963 < v1;
   const bool v966 = v964 && v965;
   if (v966) {
@@ -1410,11 +1410,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v971 = v970 + v963;
     out[v971] = v969;
   }
-  const unsigned int v972 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v972 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v973 = v599 + v972;
-  const unsigned int v974 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v974 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v975 = v598 + v974;
-  const bool v976 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v977 = v975 < v1;
   const bool v978 = v976 && v977;
   if (v978) {
@@ -1425,11 +1425,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v983 = v982 + v975;
     out[v983] = v981;
   }
-  const unsigned int v984 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v984 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v985 = v599 + v984;
-  const unsigned int v986 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v986 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v987 = v598 + v986;
-  const bool v988 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v988 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v989 = v987 < v1;
   const bool v990 = v988 && v989;
   if (v990) {
@@ -1440,11 +1440,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v995 = v994 + v987;
     out[v995] = v993;
   }
-  const unsigned int v996 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v996 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v997 = v599 + v996;
-  const unsigned int v998 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v998 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v999 = v598 + v998;
-  const bool v1000 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1000 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1001 = v999 < v1;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
@@ -1455,11 +1455,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1007 = v1006 + v999;
     out[v1007] = v1005;
   }
-  const unsigned int v1008 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1008 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1009 = v599 + v1008;
-  const unsigned int v1010 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1010 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1011 = v598 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -1470,11 +1470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1019 = v1018 + v1011;
     out[v1019] = v1017;
   }
-  const unsigned int v1020 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1020 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1021 = v599 + v1020;
-  const unsigned int v1022 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1022 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1023 = v598 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1485,11 +1485,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1031 = v1030 + v1023;
     out[v1031] = v1029;
   }
-  const unsigned int v1032 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1032 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1033 = v599 + v1032;
-  const unsigned int v1034 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1034 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1035 = v598 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1037 = v1035 < v1;
   const bool v1038 = v1036 && v1037;
   if (v1038) {
@@ -1500,11 +1500,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1043 = v1042 + v1035;
     out[v1043] = v1041;
   }
-  const unsigned int v1044 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1044 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1045 = v599 + v1044;
-  const unsigned int v1046 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1046 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1047 = v598 + v1046;
-  const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1049 = v1047 < v1;
   const bool v1050 = v1048 && v1049;
   if (v1050) {
@@ -1515,11 +1515,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1055 = v1054 + v1047;
     out[v1055] = v1053;
   }
-  const unsigned int v1056 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1056 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1057 = v599 + v1056;
-  const unsigned int v1058 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1058 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1059 = v598 + v1058;
-  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1061 = v1059 < v1;
   const bool v1062 = v1060 && v1061;
   if (v1062) {
@@ -1530,11 +1530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1067 = v1066 + v1059;
     out[v1067] = v1065;
   }
-  const unsigned int v1068 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1068 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1069 = v599 + v1068;
-  const unsigned int v1070 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1070 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1071 = v598 + v1070;
-  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1073 = v1071 < v1;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1545,11 +1545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1079 = v1078 + v1071;
     out[v1079] = v1077;
   }
-  const unsigned int v1080 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1080 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1081 = v599 + v1080;
-  const unsigned int v1082 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1082 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1083 = v598 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1085 = v1083 < v1;
   const bool v1086 = v1084 && v1085;
   if (v1086) {
@@ -1560,11 +1560,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1091 = v1090 + v1083;
     out[v1091] = v1089;
   }
-  const unsigned int v1092 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1092 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1093 = v599 + v1092;
-  const unsigned int v1094 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1094 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1095 = v598 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1097 = v1095 < v1;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -1575,11 +1575,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1103 = v1102 + v1095;
     out[v1103] = v1101;
   }
-  const unsigned int v1104 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1104 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1105 = v599 + v1104;
-  const unsigned int v1106 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1106 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1107 = v598 + v1106;
-  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1590,11 +1590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1115 = v1114 + v1107;
     out[v1115] = v1113;
   }
-  const unsigned int v1116 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1116 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1117 = v599 + v1116;
-  const unsigned int v1118 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1118 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1119 = v598 + v1118;
-  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1121 = v1119 < v1;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -1605,11 +1605,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1127 = v1126 + v1119;
     out[v1127] = v1125;
   }
-  const unsigned int v1128 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1128 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1129 = v599 + v1128;
-  const unsigned int v1130 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1130 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1131 = v598 + v1130;
-  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1133 = v1131 < v1;
   const bool v1134 = v1132 && v1133;
   if (v1134) {
@@ -1620,11 +1620,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1139 = v1138 + v1131;
     out[v1139] = v1137;
   }
-  const unsigned int v1140 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1140 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1141 = v599 + v1140;
-  const unsigned int v1142 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1142 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1143 = v598 + v1142;
-  const bool v1144 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1144 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1145 = v1143 < v1;
   const bool v1146 = v1144 && v1145;
   if (v1146) {
@@ -1635,11 +1635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1151 = v1150 + v1143;
     out[v1151] = v1149;
   }
-  const unsigned int v1152 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1152 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1153 = v599 + v1152;
-  const unsigned int v1154 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1154 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1155 = v598 + v1154;
-  const bool v1156 = v1153 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1156 = v1153 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1157 = v1155 < v1;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
@@ -1650,11 +1650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1163 = v1162 + v1155;
     out[v1163] = v1161;
   }
-  const unsigned int v1164 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1164 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1165 = v599 + v1164;
-  const unsigned int v1166 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1166 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1167 = v598 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1169 = v1167 < v1;
   const bool v1170 = v1168 && v1169;
   if (v1170) {
@@ -1665,11 +1665,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1175 = v1174 + v1167;
     out[v1175] = v1173;
   }
-  const unsigned int v1176 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1176 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1177 = v599 + v1176;
-  const unsigned int v1178 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1178 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1179 = v598 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1680,11 +1680,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1187 = v1186 + v1179;
     out[v1187] = v1185;
   }
-  const unsigned int v1188 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1188 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1189 = v599 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1190 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1191 = v598 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1695,11 +1695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1199 = v1198 + v1191;
     out[v1199] = v1197;
   }
-  const unsigned int v1200 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1200 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1201 = v599 + v1200;
-  const unsigned int v1202 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1202 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1203 = v598 + v1202;
-  const bool v1204 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1204 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1205 = v1203 < v1;
   const bool v1206 = v1204 && v1205;
   if (v1206) {
@@ -1710,11 +1710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1211 = v1210 + v1203;
     out[v1211] = v1209;
   }
-  const unsigned int v1212 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1212 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1213 = v599 + v1212;
-  const unsigned int v1214 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1214 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1215 = v598 + v1214;
-  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1217 = v1215 < v1;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1725,11 +1725,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1223 = v1222 + v1215;
     out[v1223] = v1221;
   }
-  const unsigned int v1224 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1224 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1225 = v599 + v1224;
-  const unsigned int v1226 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1226 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1227 = v598 + v1226;
-  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1229 = v1227 < v1;
   const bool v1230 = v1228 && v1229;
   if (v1230) {
@@ -1740,11 +1740,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1235 = v1234 + v1227;
     out[v1235] = v1233;
   }
-  const unsigned int v1236 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1236 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1237 = v599 + v1236;
-  const unsigned int v1238 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1238 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1239 = v598 + v1238;
-  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1241 = v1239 < v1;
   const bool v1242 = v1240 && v1241;
   if (v1242) {
@@ -1755,11 +1755,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1247 = v1246 + v1239;
     out[v1247] = v1245;
   }
-  const unsigned int v1248 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1248 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1249 = v599 + v1248;
-  const unsigned int v1250 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1250 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1251 = v598 + v1250;
-  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1253 = v1251 < v1;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1770,11 +1770,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1259 = v1258 + v1251;
     out[v1259] = v1257;
   }
-  const unsigned int v1260 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1260 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1261 = v599 + v1260;
-  const unsigned int v1262 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1262 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1263 = v598 + v1262;
-  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1265 = v1263 < v1;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1785,11 +1785,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1271 = v1270 + v1263;
     out[v1271] = v1269;
   }
-  const unsigned int v1272 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1272 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1273 = v599 + v1272;
-  const unsigned int v1274 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1274 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1275 = v598 + v1274;
-  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1800,11 +1800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1283 = v1282 + v1275;
     out[v1283] = v1281;
   }
-  const unsigned int v1284 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1284 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1285 = v599 + v1284;
-  const unsigned int v1286 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1286 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1287 = v598 + v1286;
-  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1289 = v1287 < v1;
   const bool v1290 = v1288 && v1289;
   if (v1290) {
@@ -1815,11 +1815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1295 = v1294 + v1287;
     out[v1295] = v1293;
   }
-  const unsigned int v1296 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1296 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1297 = v599 + v1296;
-  const unsigned int v1298 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1298 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1299 = v598 + v1298;
-  const bool v1300 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1300 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1301 = v1299 < v1;
   const bool v1302 = v1300 && v1301;
   if (v1302) {
@@ -1830,11 +1830,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1307 = v1306 + v1299;
     out[v1307] = v1305;
   }
-  const unsigned int v1308 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1308 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1309 = v599 + v1308;
-  const unsigned int v1310 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1310 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1311 = v598 + v1310;
-  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1313 = v1311 < v1;
   const bool v1314 = v1312 && v1313;
   if (v1314) {
@@ -1845,11 +1845,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1319 = v1318 + v1311;
     out[v1319] = v1317;
   }
-  const unsigned int v1320 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1320 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1321 = v599 + v1320;
-  const unsigned int v1322 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1322 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1323 = v598 + v1322;
-  const bool v1324 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1324 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1325 = v1323 < v1;
   const bool v1326 = v1324 && v1325;
   if (v1326) {
@@ -1860,11 +1860,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1331 = v1330 + v1323;
     out[v1331] = v1329;
   }
-  const unsigned int v1332 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1332 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1333 = v599 + v1332;
-  const unsigned int v1334 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1334 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1335 = v598 + v1334;
-  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1337 = v1335 < v1;
   const bool v1338 = v1336 && v1337;
   if (v1338) {
@@ -1875,11 +1875,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1343 = v1342 + v1335;
     out[v1343] = v1341;
   }
-  const unsigned int v1344 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1344 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1345 = v599 + v1344;
-  const unsigned int v1346 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1346 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1347 = v598 + v1346;
-  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1349 = v1347 < v1;
   const bool v1350 = v1348 && v1349;
   if (v1350) {
@@ -1890,11 +1890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1355 = v1354 + v1347;
     out[v1355] = v1353;
   }
-  const unsigned int v1356 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1356 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1357 = v599 + v1356;
-  const unsigned int v1358 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1358 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1359 = v598 + v1358;
-  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1905,11 +1905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1367 = v1366 + v1359;
     out[v1367] = v1365;
   }
-  const unsigned int v1368 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1368 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1369 = v599 + v1368;
-  const unsigned int v1370 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1370 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1371 = v598 + v1370;
-  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1373 = v1371 < v1;
   const bool v1374 = v1372 && v1373;
   if (v1374) {
@@ -1920,11 +1920,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1379 = v1378 + v1371;
     out[v1379] = v1377;
   }
-  const unsigned int v1380 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1380 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1381 = v599 + v1380;
-  const unsigned int v1382 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1382 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1383 = v598 + v1382;
-  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1385 = v1383 < v1;
   const bool v1386 = v1384 && v1385;
   if (v1386) {
@@ -1935,11 +1935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1391 = v1390 + v1383;
     out[v1391] = v1389;
   }
-  const unsigned int v1392 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1392 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1393 = v599 + v1392;
-  const unsigned int v1394 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1394 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1395 = v598 + v1394;
-  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1397 = v1395 < v1;
   const bool v1398 = v1396 && v1397;
   if (v1398) {
@@ -1950,11 +1950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1403 = v1402 + v1395;
     out[v1403] = v1401;
   }
-  const unsigned int v1404 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1404 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1405 = v599 + v1404;
-  const unsigned int v1406 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1406 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1407 = v598 + v1406;
-  const bool v1408 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1408 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1409 = v1407 < v1;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
@@ -1965,11 +1965,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1415 = v1414 + v1407;
     out[v1415] = v1413;
   }
-  const unsigned int v1416 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1416 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1417 = v599 + v1416;
-  const unsigned int v1418 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1418 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1419 = v598 + v1418;
-  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1421 = v1419 < v1;
   const bool v1422 = v1420 && v1421;
   if (v1422) {
@@ -1980,11 +1980,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1427 = v1426 + v1419;
     out[v1427] = v1425;
   }
-  const unsigned int v1428 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1428 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1429 = v599 + v1428;
-  const unsigned int v1430 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1430 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1431 = v598 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1995,11 +1995,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1439 = v1438 + v1431;
     out[v1439] = v1437;
   }
-  const unsigned int v1440 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1440 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1441 = v599 + v1440;
-  const unsigned int v1442 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1442 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1443 = v598 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -2010,11 +2010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1451 = v1450 + v1443;
     out[v1451] = v1449;
   }
-  const unsigned int v1452 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1452 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1453 = v599 + v1452;
-  const unsigned int v1454 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1454 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1455 = v598 + v1454;
-  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1457 = v1455 < v1;
   const bool v1458 = v1456 && v1457;
   if (v1458) {
@@ -2025,11 +2025,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1463 = v1462 + v1455;
     out[v1463] = v1461;
   }
-  const unsigned int v1464 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1464 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1465 = v599 + v1464;
-  const unsigned int v1466 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1466 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1467 = v598 + v1466;
-  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1469 = v1467 < v1;
   const bool v1470 = v1468 && v1469;
   if (v1470) {
@@ -2040,11 +2040,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1475 = v1474 + v1467;
     out[v1475] = v1473;
   }
-  const unsigned int v1476 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1476 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1477 = v599 + v1476;
-  const unsigned int v1478 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1478 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1479 = v598 + v1478;
-  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1481 = v1479 < v1;
   const bool v1482 = v1480 && v1481;
   if (v1482) {
@@ -2055,11 +2055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1487 = v1486 + v1479;
     out[v1487] = v1485;
   }
-  const unsigned int v1488 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1488 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1489 = v599 + v1488;
-  const unsigned int v1490 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1490 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1491 = v598 + v1490;
-  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1493 = v1491 < v1;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
@@ -2070,11 +2070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1499 = v1498 + v1491;
     out[v1499] = v1497;
   }
-  const unsigned int v1500 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1500 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1501 = v599 + v1500;
-  const unsigned int v1502 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1502 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1503 = v598 + v1502;
-  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1505 = v1503 < v1;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -2085,11 +2085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1511 = v1510 + v1503;
     out[v1511] = v1509;
   }
-  const unsigned int v1512 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1512 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1513 = v599 + v1512;
-  const unsigned int v1514 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1514 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1515 = v598 + v1514;
-  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
@@ -2100,11 +2100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1523 = v1522 + v1515;
     out[v1523] = v1521;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1524 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1525 = v599 + v1524;
-  const unsigned int v1526 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1526 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1527 = v598 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -2115,11 +2115,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1535 = v1534 + v1527;
     out[v1535] = v1533;
   }
-  const unsigned int v1536 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1536 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1537 = v599 + v1536;
-  const unsigned int v1538 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1538 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1539 = v598 + v1538;
-  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -2130,11 +2130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1547 = v1546 + v1539;
     out[v1547] = v1545;
   }
-  const unsigned int v1548 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1548 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1549 = v599 + v1548;
-  const unsigned int v1550 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1550 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1551 = v598 + v1550;
-  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1553 = v1551 < v1;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -2145,11 +2145,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1559 = v1558 + v1551;
     out[v1559] = v1557;
   }
-  const unsigned int v1560 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1560 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1561 = v599 + v1560;
-  const unsigned int v1562 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1562 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1563 = v598 + v1562;
-  const bool v1564 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1564 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1565 = v1563 < v1;
   const bool v1566 = v1564 && v1565;
   if (v1566) {
@@ -2160,11 +2160,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1571 = v1570 + v1563;
     out[v1571] = v1569;
   }
-  const unsigned int v1572 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1572 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1573 = v599 + v1572;
-  const unsigned int v1574 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1574 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1575 = v598 + v1574;
-  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1577 = v1575 < v1;
   const bool v1578 = v1576 && v1577;
   if (v1578) {
@@ -2175,11 +2175,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1583 = v1582 + v1575;
     out[v1583] = v1581;
   }
-  const unsigned int v1584 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1584 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1585 = v599 + v1584;
-  const unsigned int v1586 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1586 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1587 = v598 + v1586;
-  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1589 = v1587 < v1;
   const bool v1590 = v1588 && v1589;
   if (v1590) {
@@ -2190,11 +2190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1595 = v1594 + v1587;
     out[v1595] = v1593;
   }
-  const unsigned int v1596 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1596 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1597 = v599 + v1596;
-  const unsigned int v1598 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1598 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1599 = v598 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1601 = v1599 < v1;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -2205,11 +2205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1607 = v1606 + v1599;
     out[v1607] = v1605;
   }
-  const unsigned int v1608 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1608 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1609 = v599 + v1608;
-  const unsigned int v1610 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1610 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1611 = v598 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -2220,11 +2220,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1619 = v1618 + v1611;
     out[v1619] = v1617;
   }
-  const unsigned int v1620 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1620 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1621 = v599 + v1620;
-  const unsigned int v1622 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1622 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1623 = v598 + v1622;
-  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1625 = v1623 < v1;
   const bool v1626 = v1624 && v1625;
   if (v1626) {
@@ -2235,11 +2235,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1631 = v1630 + v1623;
     out[v1631] = v1629;
   }
-  const unsigned int v1632 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1632 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1633 = v599 + v1632;
-  const unsigned int v1634 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1634 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1635 = v598 + v1634;
-  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1637 = v1635 < v1;
   const bool v1638 = v1636 && v1637;
   if (v1638) {
@@ -2250,11 +2250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1643 = v1642 + v1635;
     out[v1643] = v1641;
   }
-  const unsigned int v1644 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1644 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1645 = v599 + v1644;
-  const unsigned int v1646 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1646 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1647 = v598 + v1646;
-  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1649 = v1647 < v1;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
@@ -2265,11 +2265,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1655 = v1654 + v1647;
     out[v1655] = v1653;
   }
-  const unsigned int v1656 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1656 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1657 = v599 + v1656;
-  const unsigned int v1658 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1658 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1659 = v598 + v1658;
-  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1661 = v1659 < v1;
   const bool v1662 = v1660 && v1661;
   if (v1662) {
@@ -2280,11 +2280,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1667 = v1666 + v1659;
     out[v1667] = v1665;
   }
-  const unsigned int v1668 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1668 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1669 = v599 + v1668;
-  const unsigned int v1670 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1670 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1671 = v598 + v1670;
-  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1673 = v1671 < v1;
   const bool v1674 = v1672 && v1673;
   if (v1674) {
@@ -2295,11 +2295,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1679 = v1678 + v1671;
     out[v1679] = v1677;
   }
-  const unsigned int v1680 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1680 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1681 = v599 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1682 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1683 = v598 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -2310,11 +2310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1691 = v1690 + v1683;
     out[v1691] = v1689;
   }
-  const unsigned int v1692 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1692 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1693 = v599 + v1692;
-  const unsigned int v1694 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1694 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1695 = v598 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -2325,11 +2325,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1703 = v1702 + v1695;
     out[v1703] = v1701;
   }
-  const unsigned int v1704 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1704 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1705 = v599 + v1704;
-  const unsigned int v1706 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1706 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1707 = v598 + v1706;
-  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1709 = v1707 < v1;
   const bool v1710 = v1708 && v1709;
   if (v1710) {
@@ -2340,11 +2340,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1715 = v1714 + v1707;
     out[v1715] = v1713;
   }
-  const unsigned int v1716 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1716 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1717 = v599 + v1716;
-  const unsigned int v1718 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1718 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1719 = v598 + v1718;
-  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1721 = v1719 < v1;
   const bool v1722 = v1720 && v1721;
   if (v1722) {
@@ -2355,11 +2355,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1727 = v1726 + v1719;
     out[v1727] = v1725;
   }
-  const unsigned int v1728 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1728 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1729 = v599 + v1728;
-  const unsigned int v1730 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1730 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1731 = v598 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1733 = v1731 < v1;
   const bool v1734 = v1732 && v1733;
   if (v1734) {
@@ -2370,11 +2370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1739 = v1738 + v1731;
     out[v1739] = v1737;
   }
-  const unsigned int v1740 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1740 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1741 = v599 + v1740;
-  const unsigned int v1742 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1742 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1743 = v598 + v1742;
-  const bool v1744 = v1741 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1744 = v1741 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1745 = v1743 < v1;
   const bool v1746 = v1744 && v1745;
   if (v1746) {
@@ -2385,11 +2385,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1751 = v1750 + v1743;
     out[v1751] = v1749;
   }
-  const unsigned int v1752 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1752 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1753 = v599 + v1752;
-  const unsigned int v1754 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1754 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1755 = v598 + v1754;
-  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1757 = v1755 < v1;
   const bool v1758 = v1756 && v1757;
   if (v1758) {
@@ -2400,11 +2400,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1763 = v1762 + v1755;
     out[v1763] = v1761;
   }
-  const unsigned int v1764 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1764 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1765 = v599 + v1764;
-  const unsigned int v1766 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1766 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1767 = v598 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
@@ -2415,11 +2415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1775 = v1774 + v1767;
     out[v1775] = v1773;
   }
-  const unsigned int v1776 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1776 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1777 = v599 + v1776;
-  const unsigned int v1778 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1778 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1779 = v598 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -2430,11 +2430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1787 = v1786 + v1779;
     out[v1787] = v1785;
   }
-  const unsigned int v1788 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1788 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1789 = v599 + v1788;
-  const unsigned int v1790 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1790 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1791 = v598 + v1790;
-  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1793 = v1791 < v1;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
@@ -2445,11 +2445,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1799 = v1798 + v1791;
     out[v1799] = v1797;
   }
-  const unsigned int v1800 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1800 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1801 = v599 + v1800;
-  const unsigned int v1802 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1802 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1803 = v598 + v1802;
-  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1805 = v1803 < v1;
   const bool v1806 = v1804 && v1805;
   if (v1806) {
@@ -2460,11 +2460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1811 = v1810 + v1803;
     out[v1811] = v1809;
   }
-  const unsigned int v1812 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1812 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1813 = v599 + v1812;
-  const unsigned int v1814 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1814 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1815 = v598 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1817 = v1815 < v1;
   const bool v1818 = v1816 && v1817;
   if (v1818) {
@@ -2475,11 +2475,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1823 = v1822 + v1815;
     out[v1823] = v1821;
   }
-  const unsigned int v1824 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1824 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1825 = v599 + v1824;
-  const unsigned int v1826 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1826 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1827 = v598 + v1826;
-  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1829 = v1827 < v1;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -2490,11 +2490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1835 = v1834 + v1827;
     out[v1835] = v1833;
   }
-  const unsigned int v1836 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1836 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1837 = v599 + v1836;
-  const unsigned int v1838 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1838 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1839 = v598 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1841 = v1839 < v1;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -2505,11 +2505,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1847 = v1846 + v1839;
     out[v1847] = v1845;
   }
-  const unsigned int v1848 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1848 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1849 = v599 + v1848;
-  const unsigned int v1850 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1850 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1851 = v598 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -2520,11 +2520,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1859 = v1858 + v1851;
     out[v1859] = v1857;
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1860 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1861 = v599 + v1860;
-  const unsigned int v1862 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1862 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1863 = v598 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -2535,11 +2535,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1871 = v1870 + v1863;
     out[v1871] = v1869;
   }
-  const unsigned int v1872 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1872 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1873 = v599 + v1872;
-  const unsigned int v1874 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1874 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1875 = v598 + v1874;
-  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1877 = v1875 < v1;
   const bool v1878 = v1876 && v1877;
   if (v1878) {
@@ -2550,11 +2550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1883 = v1882 + v1875;
     out[v1883] = v1881;
   }
-  const unsigned int v1884 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1884 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1885 = v599 + v1884;
-  const unsigned int v1886 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1886 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1887 = v598 + v1886;
-  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1889 = v1887 < v1;
   const bool v1890 = v1888 && v1889;
   if (v1890) {
@@ -2565,11 +2565,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1895 = v1894 + v1887;
     out[v1895] = v1893;
   }
-  const unsigned int v1896 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1896 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1897 = v599 + v1896;
-  const unsigned int v1898 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1898 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1899 = v598 + v1898;
-  const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1901 = v1899 < v1;
   const bool v1902 = v1900 && v1901;
   if (v1902) {
@@ -2580,11 +2580,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1907 = v1906 + v1899;
     out[v1907] = v1905;
   }
-  const unsigned int v1908 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1908 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1909 = v599 + v1908;
-  const unsigned int v1910 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1910 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1911 = v598 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1913 = v1911 < v1;
   const bool v1914 = v1912 && v1913;
   if (v1914) {
@@ -2595,11 +2595,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1919 = v1918 + v1911;
     out[v1919] = v1917;
   }
-  const unsigned int v1920 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1920 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1921 = v599 + v1920;
-  const unsigned int v1922 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1922 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1923 = v598 + v1922;
-  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1925 = v1923 < v1;
   const bool v1926 = v1924 && v1925;
   if (v1926) {
@@ -2610,11 +2610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1931 = v1930 + v1923;
     out[v1931] = v1929;
   }
-  const unsigned int v1932 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1932 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1933 = v599 + v1932;
-  const unsigned int v1934 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1934 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1935 = v598 + v1934;
-  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1937 = v1935 < v1;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -2625,11 +2625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1943 = v1942 + v1935;
     out[v1943] = v1941;
   }
-  const unsigned int v1944 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1944 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1945 = v599 + v1944;
-  const unsigned int v1946 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1946 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1947 = v598 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2640,11 +2640,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1955 = v1954 + v1947;
     out[v1955] = v1953;
   }
-  const unsigned int v1956 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1956 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1957 = v599 + v1956;
-  const unsigned int v1958 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1958 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1959 = v598 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1961 = v1959 < v1;
   const bool v1962 = v1960 && v1961;
   if (v1962) {
@@ -2655,11 +2655,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1967 = v1966 + v1959;
     out[v1967] = v1965;
   }
-  const unsigned int v1968 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1968 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1969 = v599 + v1968;
-  const unsigned int v1970 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1970 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1971 = v598 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -2670,11 +2670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1979 = v1978 + v1971;
     out[v1979] = v1977;
   }
-  const unsigned int v1980 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1980 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1981 = v599 + v1980;
-  const unsigned int v1982 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1982 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1983 = v598 + v1982;
-  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1985 = v1983 < v1;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -2685,11 +2685,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1991 = v1990 + v1983;
     out[v1991] = v1989;
   }
-  const unsigned int v1992 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1992 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1993 = v599 + v1992;
-  const unsigned int v1994 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1994 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1995 = v598 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1997 = v1995 < v1;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
@@ -2700,11 +2700,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2003 = v2002 + v1995;
     out[v2003] = v2001;
   }
-  const unsigned int v2004 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2004 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2005 = v599 + v2004;
-  const unsigned int v2006 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2006 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2007 = v598 + v2006;
-  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2009 = v2007 < v1;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -2715,11 +2715,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2015 = v2014 + v2007;
     out[v2015] = v2013;
   }
-  const unsigned int v2016 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2016 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2017 = v599 + v2016;
-  const unsigned int v2018 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2018 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2019 = v598 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2021 = v2019 < v1;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2027 = v2026 + v2019;
     out[v2027] = v2025;
   }
-  const unsigned int v2028 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2028 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2029 = v599 + v2028;
-  const unsigned int v2030 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2030 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2031 = v598 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2745,11 +2745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2039 = v2038 + v2031;
     out[v2039] = v2037;
   }
-  const unsigned int v2040 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2040 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2041 = v599 + v2040;
-  const unsigned int v2042 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2042 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2043 = v598 + v2042;
-  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2045 = v2043 < v1;
   const bool v2046 = v2044 && v2045;
   if (v2046) {
@@ -2760,11 +2760,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2051 = v2050 + v2043;
     out[v2051] = v2049;
   }
-  const unsigned int v2052 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2052 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2053 = v599 + v2052;
-  const unsigned int v2054 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2054 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2055 = v598 + v2054;
-  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2057 = v2055 < v1;
   const bool v2058 = v2056 && v2057;
   if (v2058) {
@@ -2775,11 +2775,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2063 = v2062 + v2055;
     out[v2063] = v2061;
   }
-  const unsigned int v2064 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2064 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2065 = v599 + v2064;
-  const unsigned int v2066 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2066 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2067 = v598 + v2066;
-  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2069 = v2067 < v1;
   const bool v2070 = v2068 && v2069;
   if (v2070) {
@@ -2790,11 +2790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2075 = v2074 + v2067;
     out[v2075] = v2073;
   }
-  const unsigned int v2076 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2076 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2077 = v599 + v2076;
-  const unsigned int v2078 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2078 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2079 = v598 + v2078;
-  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2081 = v2079 < v1;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -2805,11 +2805,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2087 = v2086 + v2079;
     out[v2087] = v2085;
   }
-  const unsigned int v2088 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2088 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2089 = v599 + v2088;
-  const unsigned int v2090 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2090 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2091 = v598 + v2090;
-  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2820,11 +2820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2099 = v2098 + v2091;
     out[v2099] = v2097;
   }
-  const unsigned int v2100 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2100 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2101 = v599 + v2100;
-  const unsigned int v2102 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2102 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2103 = v598 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2835,11 +2835,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2111 = v2110 + v2103;
     out[v2111] = v2109;
   }
-  const unsigned int v2112 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2112 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2113 = v599 + v2112;
-  const unsigned int v2114 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2114 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2115 = v598 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2850,11 +2850,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2123 = v2122 + v2115;
     out[v2123] = v2121;
   }
-  const unsigned int v2124 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2124 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2125 = v599 + v2124;
-  const unsigned int v2126 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2126 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2127 = v598 + v2126;
-  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2129 = v2127 < v1;
   const bool v2130 = v2128 && v2129;
   if (v2130) {

@@ -263,107 +263,107 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const unsigned int v0 = m;  // kernels/gemm/gemm_quant.cpp:67
   const unsigned int v1 = n;
   const unsigned int v2 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v37, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v39, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:249
-    for (unsigned int v3560 = 0u; v3560 < 2u; v3560 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v3560 = 0u; v3560 < 2u; v3560 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v3561 = v3560 << 5u;
       const bool v3563 = v3561 < v2;
       if (v3563) {
-        const unsigned int v3565 = v3560 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v3567 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3570 = v3567 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3573 = v3567 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3565 = v3560 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v3567 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3570 = v3567 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3573 = v3567 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3574 = v3573 << 3u;
-        const unsigned int v3575 = v22 + v3570;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3575 = v22 + v3570;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3576 = v3575 < v0;
         const unsigned int v3577 = v3561 + v3574;
         const bool v3578 = v3577 < v2;
         const bool v3579 = v3576 && v3578;
-        const unsigned int v3581 = v3575 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3581 = v3575 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3583 = v3581 + v3561;
         const unsigned int v3584 = v3583 + v3574;
         const unsigned int v3585 = v3579 ? v3584 : 0u;
-        const unsigned int v3587 = v3570 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3587 = v3570 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3588 = v3565 + v3587;
         const unsigned int v3589 = v3588 + v3574;
         iron_copy_async<16>(shm0 + v3589, x + v3585, v3579);
-        const unsigned int v3592 = v3567 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3594 = v3592 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3597 = v3592 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3592 = v3567 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3594 = v3592 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3597 = v3592 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3598 = v3597 << 3u;
-        const unsigned int v3599 = v22 + v3594;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3599 = v22 + v3594;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3600 = v3599 < v0;
         const unsigned int v3601 = v3561 + v3598;
         const bool v3602 = v3601 < v2;
         const bool v3603 = v3600 && v3602;
-        const unsigned int v3605 = v3599 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3605 = v3599 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3607 = v3605 + v3561;
         const unsigned int v3608 = v3607 + v3598;
         const unsigned int v3609 = v3603 ? v3608 : 0u;
-        const unsigned int v3611 = v3594 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3611 = v3594 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3612 = v3565 + v3611;
         const unsigned int v3613 = v3612 + v3598;
         iron_copy_async<16>(shm0 + v3613, x + v3609, v3603);
-        const unsigned int v3616 = v3567 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3618 = v3616 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3621 = v3616 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3616 = v3567 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3618 = v3616 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3621 = v3616 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3622 = v3621 << 3u;
-        const unsigned int v3623 = v22 + v3618;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3623 = v22 + v3618;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3624 = v3623 < v0;
         const unsigned int v3625 = v3561 + v3622;
         const bool v3626 = v3625 < v2;
         const bool v3627 = v3624 && v3626;
-        const unsigned int v3629 = v3623 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3629 = v3623 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3631 = v3629 + v3561;
         const unsigned int v3632 = v3631 + v3622;
         const unsigned int v3633 = v3627 ? v3632 : 0u;
-        const unsigned int v3635 = v3618 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3635 = v3618 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3636 = v3565 + v3635;
         const unsigned int v3637 = v3636 + v3622;
         iron_copy_async<16>(shm0 + v3637, x + v3633, v3627);
-        const unsigned int v3640 = v3567 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3642 = v3640 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3645 = v3640 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3640 = v3567 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3642 = v3640 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3645 = v3640 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v3646 = v3645 << 3u;
-        const unsigned int v3647 = v22 + v3642;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3647 = v22 + v3642;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3648 = v3647 < v0;
         const unsigned int v3649 = v3561 + v3646;
         const bool v3650 = v3649 < v2;
         const bool v3651 = v3648 && v3650;
-        const unsigned int v3653 = v3647 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3653 = v3647 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3655 = v3653 + v3561;
         const unsigned int v3656 = v3655 + v3646;
         const unsigned int v3657 = v3651 ? v3656 : 0u;
-        const unsigned int v3659 = v3642 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3659 = v3642 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v3660 = v3565 + v3659;
         const unsigned int v3661 = v3660 + v3646;
         iron_copy_async<16>(shm0 + v3661, x + v3657, v3651);
@@ -904,98 +904,98 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const iron_bf16 v4609 = iron_f32_to_bf16(v4608);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3661) = iron_bf16x8{{v4588, v4591, v4594, v4597, v4600, v4603, v4606, v4609}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v4628 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v4634 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v4628 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v4634 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v4616 = 0u; v4616 < v2; v4616 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v4616 = 0u; v4616 < v2; v4616 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v4618 = v4616 >> 5u;
       const unsigned int v4620 = v4618 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4622 = v4620 * 5120u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v4629 = v4622 + v4628;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v4622 = v4620 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v4629 = v4622 + v4628;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false>(v39, shm0, v4629, 40u);
-      const unsigned int v4635 = v4622 + v4634;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v4635 = v4622 + v4634;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true>(v41, shm1, v4635, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v4642 = v4629 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v4642 = v4629 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false>(v39, shm0, v4642, 40u);
-      const unsigned int v4648 = v4635 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v4648 = v4635 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true>(v41, shm1, v4648, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v4651 = v4616 + 64u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v4651 = v4616 + 64u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v4653 = v4618 + 2u;
       const unsigned int v4654 = v4653 % 3u;
       const bool v4655 = v4651 < v2;
       if (v4655) {
-        const unsigned int v4657 = v4654 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v4659 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4662 = v4659 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4665 = v4659 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4657 = v4654 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v4659 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4662 = v4659 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4665 = v4659 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4666 = v4665 << 3u;
-        const unsigned int v4667 = v22 + v4662;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4667 = v22 + v4662;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4668 = v4667 < v0;
         const unsigned int v4669 = v4651 + v4666;
         const bool v4670 = v4669 < v2;
         const bool v4671 = v4668 && v4670;
-        const unsigned int v4673 = v4667 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4673 = v4667 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4675 = v4673 + v4651;
         const unsigned int v4676 = v4675 + v4666;
         const unsigned int v4677 = v4671 ? v4676 : 0u;
-        const unsigned int v4679 = v4662 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4679 = v4662 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4680 = v4657 + v4679;
         const unsigned int v4681 = v4680 + v4666;
         iron_copy_async<16>(shm0 + v4681, x + v4677, v4671);
-        const unsigned int v4684 = v4659 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4686 = v4684 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4689 = v4684 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4684 = v4659 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4686 = v4684 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4689 = v4684 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4690 = v4689 << 3u;
-        const unsigned int v4691 = v22 + v4686;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4691 = v22 + v4686;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4692 = v4691 < v0;
         const unsigned int v4693 = v4651 + v4690;
         const bool v4694 = v4693 < v2;
         const bool v4695 = v4692 && v4694;
-        const unsigned int v4697 = v4691 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4697 = v4691 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4699 = v4697 + v4651;
         const unsigned int v4700 = v4699 + v4690;
         const unsigned int v4701 = v4695 ? v4700 : 0u;
-        const unsigned int v4703 = v4686 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4703 = v4686 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4704 = v4657 + v4703;
         const unsigned int v4705 = v4704 + v4690;
         iron_copy_async<16>(shm0 + v4705, x + v4701, v4695);
-        const unsigned int v4708 = v4659 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4710 = v4708 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4713 = v4708 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4708 = v4659 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4710 = v4708 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4713 = v4708 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4714 = v4713 << 3u;
-        const unsigned int v4715 = v22 + v4710;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4715 = v22 + v4710;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4716 = v4715 < v0;
         const unsigned int v4717 = v4651 + v4714;
         const bool v4718 = v4717 < v2;
         const bool v4719 = v4716 && v4718;
-        const unsigned int v4721 = v4715 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4721 = v4715 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4723 = v4721 + v4651;
         const unsigned int v4724 = v4723 + v4714;
         const unsigned int v4725 = v4719 ? v4724 : 0u;
-        const unsigned int v4727 = v4710 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4727 = v4710 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4728 = v4657 + v4727;
         const unsigned int v4729 = v4728 + v4714;
         iron_copy_async<16>(shm0 + v4729, x + v4725, v4719);
-        const unsigned int v4732 = v4659 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4734 = v4732 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4737 = v4732 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4732 = v4659 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4734 = v4732 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4737 = v4732 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v4738 = v4737 << 3u;
-        const unsigned int v4739 = v22 + v4734;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4739 = v22 + v4734;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4740 = v4739 < v0;
         const unsigned int v4741 = v4651 + v4738;
         const bool v4742 = v4741 < v2;
         const bool v4743 = v4740 && v4742;
-        const unsigned int v4745 = v4739 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4745 = v4739 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4747 = v4745 + v4651;
         const unsigned int v4748 = v4747 + v4738;
         const unsigned int v4749 = v4743 ? v4748 : 0u;
-        const unsigned int v4751 = v4734 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4751 = v4734 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v4752 = v4657 + v4751;
         const unsigned int v4753 = v4752 + v4738;
         iron_copy_async<16>(shm0 + v4753, x + v4749, v4743);
@@ -1536,11 +1536,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const iron_bf16 v5701 = iron_f32_to_bf16(v5700);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v4753) = iron_bf16x8{{v5680, v5683, v5686, v5689, v5692, v5695, v5698, v5701}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v1142 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v1142 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v1143 = threadIdx.x;
     const unsigned int v1173 = v1143 >> 2u;  // kernels/gemm/quant_b.hpp:135
     const unsigned int v1176 = v1143 & 3u;  // kernels/gemm/quant_b.hpp:136
@@ -1589,30 +1589,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v1916 = v1904 * v1201;  // kernels/gemm/quant_b.hpp:72
     const unsigned int v2117 = v1887 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v2119 = v2117 + v1891;
-    const unsigned int v2126 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v2132 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v2140 = v2126 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v2146 = v2132 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v2126 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2132 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2140 = v2126 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2146 = v2132 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v1141 = 0u; v1141 < v2; v1141 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v1145 = v1143; v1145 < 4096u; v1145 += v1142) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1147 = v1145 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v1149 = v1145 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1150 = v22 + v1147;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v1141 = 0u; v1141 < v2; v1141 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v1145 = v1143; v1145 < 4096u; v1145 += v1142) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1147 = v1145 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1149 = v1145 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1150 = v22 + v1147;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v1151 = v1150 < v0;
         const unsigned int v1152 = v1141 + v1149;
         const bool v1153 = v1152 < v2;
         const bool v1154 = v1151 && v1153;
         if (v1154) {
-          const unsigned int v1156 = v1150 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1156 = v1150 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v1158 = v1156 + v1141;
           const unsigned int v1159 = v1158 + v1149;
           const iron_bf16 v1160 = x[v1159];
-          const unsigned int v1162 = v1147 * 40u;
+          const unsigned int v1162 = v1147 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v1163 = v1162 + v1149;
           shm0[v1163] = v1160;
         } else {
-          const unsigned int v1165 = v1147 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1165 = v1147 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v1166 = v1165 + v1149;
           shm0[v1166] = iron_f32_to_bf16(0.0f);
         }
@@ -2137,23 +2137,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const float v2113 = v1896 ? v2090 : 0.0f;
       const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v2119) = iron_bf16x8{{v2093, v2096, v2099, v2102, v2105, v2108, v2111, v2114}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false>(v39, shm0, v2126, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true>(v41, shm1, v2132, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false>(v39, shm0, v2140, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true>(v41, shm1, v2146, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false>(v39, shm0, v2126, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true>(v41, shm1, v2132, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false>(v39, shm0, v2140, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true>(v41, shm1, v2146, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v2147 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v2147 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v2148 = v22 + v31;
-  const unsigned int v2149 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2149 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2150 = v2148 + v2149;
-  const unsigned int v2151 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2151 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2152 = v2147 + v2151;
-  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2154 = v2152 < v1;
   const bool v2155 = v2153 && v2154;
   if (v2155) {
@@ -2163,11 +2163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2159 = v2158 + v2152;
     out[v2159] = v2157;
   }
-  const unsigned int v2160 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2160 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2161 = v2148 + v2160;
-  const unsigned int v2162 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2162 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2163 = v2147 + v2162;
-  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2165 = v2163 < v1;
   const bool v2166 = v2164 && v2165;
   if (v2166) {
@@ -2177,11 +2177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2170 = v2169 + v2163;
     out[v2170] = v2168;
   }
-  const unsigned int v2171 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2171 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2172 = v2148 + v2171;
-  const unsigned int v2173 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2173 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2174 = v2147 + v2173;
-  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2176 = v2174 < v1;
   const bool v2177 = v2175 && v2176;
   if (v2177) {
@@ -2191,11 +2191,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2181 = v2180 + v2174;
     out[v2181] = v2179;
   }
-  const unsigned int v2182 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2182 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2183 = v2148 + v2182;
-  const unsigned int v2184 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2184 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2185 = v2147 + v2184;
-  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2187 = v2185 < v1;
   const bool v2188 = v2186 && v2187;
   if (v2188) {
@@ -2205,11 +2205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2192 = v2191 + v2185;
     out[v2192] = v2190;
   }
-  const unsigned int v2193 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2193 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2194 = v2148 + v2193;
-  const unsigned int v2195 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2195 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2196 = v2147 + v2195;
-  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2198 = v2196 < v1;
   const bool v2199 = v2197 && v2198;
   if (v2199) {
@@ -2219,11 +2219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2203 = v2202 + v2196;
     out[v2203] = v2201;
   }
-  const unsigned int v2204 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2204 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2205 = v2148 + v2204;
-  const unsigned int v2206 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2206 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2207 = v2147 + v2206;
-  const bool v2208 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2208 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2209 = v2207 < v1;
   const bool v2210 = v2208 && v2209;
   if (v2210) {
@@ -2233,11 +2233,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2214 = v2213 + v2207;
     out[v2214] = v2212;
   }
-  const unsigned int v2215 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2215 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2216 = v2148 + v2215;
-  const unsigned int v2217 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2217 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2218 = v2147 + v2217;
-  const bool v2219 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2219 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2220 = v2218 < v1;
   const bool v2221 = v2219 && v2220;
   if (v2221) {
@@ -2247,11 +2247,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2225 = v2224 + v2218;
     out[v2225] = v2223;
   }
-  const unsigned int v2226 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2226 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2227 = v2148 + v2226;
-  const unsigned int v2228 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2228 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2229 = v2147 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -2261,11 +2261,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2236 = v2235 + v2229;
     out[v2236] = v2234;
   }
-  const unsigned int v2237 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2237 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2238 = v2148 + v2237;
-  const unsigned int v2239 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2239 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2240 = v2147 + v2239;
-  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2242 = v2240 < v1;
   const bool v2243 = v2241 && v2242;
   if (v2243) {
@@ -2275,11 +2275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2247 = v2246 + v2240;
     out[v2247] = v2245;
   }
-  const unsigned int v2248 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2248 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2249 = v2148 + v2248;
-  const unsigned int v2250 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2250 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2251 = v2147 + v2250;
-  const bool v2252 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2252 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2253 = v2251 < v1;
   const bool v2254 = v2252 && v2253;
   if (v2254) {
@@ -2289,11 +2289,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2258 = v2257 + v2251;
     out[v2258] = v2256;
   }
-  const unsigned int v2259 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2259 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2260 = v2148 + v2259;
-  const unsigned int v2261 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2261 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2262 = v2147 + v2261;
-  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2264 = v2262 < v1;
   const bool v2265 = v2263 && v2264;
   if (v2265) {
@@ -2303,11 +2303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2269 = v2268 + v2262;
     out[v2269] = v2267;
   }
-  const unsigned int v2270 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2270 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2271 = v2148 + v2270;
-  const unsigned int v2272 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2272 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2273 = v2147 + v2272;
-  const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2275 = v2273 < v1;
   const bool v2276 = v2274 && v2275;
   if (v2276) {
@@ -2317,11 +2317,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2280 = v2279 + v2273;
     out[v2280] = v2278;
   }
-  const unsigned int v2281 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2281 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2282 = v2148 + v2281;
-  const unsigned int v2283 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2283 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2284 = v2147 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2286 = v2284 < v1;
   const bool v2287 = v2285 && v2286;
   if (v2287) {
@@ -2331,11 +2331,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2291 = v2290 + v2284;
     out[v2291] = v2289;
   }
-  const unsigned int v2292 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2292 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2293 = v2148 + v2292;
-  const unsigned int v2294 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2294 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2295 = v2147 + v2294;
-  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2297 = v2295 < v1;
   const bool v2298 = v2296 && v2297;
   if (v2298) {
@@ -2345,11 +2345,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2302 = v2301 + v2295;
     out[v2302] = v2300;
   }
-  const unsigned int v2303 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2303 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2304 = v2148 + v2303;
-  const unsigned int v2305 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2305 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2306 = v2147 + v2305;
-  const bool v2307 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2307 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2308 = v2306 < v1;
   const bool v2309 = v2307 && v2308;
   if (v2309) {
@@ -2359,11 +2359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2313 = v2312 + v2306;
     out[v2313] = v2311;
   }
-  const unsigned int v2314 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2314 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2315 = v2148 + v2314;
-  const unsigned int v2316 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2316 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2317 = v2147 + v2316;
-  const bool v2318 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2318 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2319 = v2317 < v1;
   const bool v2320 = v2318 && v2319;
   if (v2320) {
@@ -2373,11 +2373,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2324 = v2323 + v2317;
     out[v2324] = v2322;
   }
-  const unsigned int v2325 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2325 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2326 = v2148 + v2325;
-  const unsigned int v2327 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2327 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2328 = v2147 + v2327;
-  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2330 = v2328 < v1;
   const bool v2331 = v2329 && v2330;
   if (v2331) {
@@ -2387,11 +2387,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2335 = v2334 + v2328;
     out[v2335] = v2333;
   }
-  const unsigned int v2336 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2336 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2337 = v2148 + v2336;
-  const unsigned int v2338 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2338 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2339 = v2147 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2341 = v2339 < v1;
   const bool v2342 = v2340 && v2341;
   if (v2342) {
@@ -2401,11 +2401,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2346 = v2345 + v2339;
     out[v2346] = v2344;
   }
-  const unsigned int v2347 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2347 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2348 = v2148 + v2347;
-  const unsigned int v2349 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2349 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2350 = v2147 + v2349;
-  const bool v2351 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2351 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2352 = v2350 < v1;
   const bool v2353 = v2351 && v2352;
   if (v2353) {
@@ -2415,11 +2415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2357 = v2356 + v2350;
     out[v2357] = v2355;
   }
-  const unsigned int v2358 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2358 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2359 = v2148 + v2358;
-  const unsigned int v2360 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2360 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2361 = v2147 + v2360;
-  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2363 = v2361 < v1;
   const bool v2364 = v2362 && v2363;
   if (v2364) {
@@ -2429,11 +2429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2368 = v2367 + v2361;
     out[v2368] = v2366;
   }
-  const unsigned int v2369 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2369 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2370 = v2148 + v2369;
-  const unsigned int v2371 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2371 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2372 = v2147 + v2371;
-  const bool v2373 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2373 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2374 = v2372 < v1;
   const bool v2375 = v2373 && v2374;
   if (v2375) {
@@ -2443,11 +2443,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2379 = v2378 + v2372;
     out[v2379] = v2377;
   }
-  const unsigned int v2380 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2380 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2381 = v2148 + v2380;
-  const unsigned int v2382 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2382 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2383 = v2147 + v2382;
-  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2385 = v2383 < v1;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -2457,11 +2457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2390 = v2389 + v2383;
     out[v2390] = v2388;
   }
-  const unsigned int v2391 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2391 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2392 = v2148 + v2391;
-  const unsigned int v2393 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2393 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2394 = v2147 + v2393;
-  const bool v2395 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2395 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2396 = v2394 < v1;
   const bool v2397 = v2395 && v2396;
   if (v2397) {
@@ -2471,11 +2471,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2401 = v2400 + v2394;
     out[v2401] = v2399;
   }
-  const unsigned int v2402 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2402 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2403 = v2148 + v2402;
-  const unsigned int v2404 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2404 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2405 = v2147 + v2404;
-  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2407 = v2405 < v1;
   const bool v2408 = v2406 && v2407;
   if (v2408) {
@@ -2485,11 +2485,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2412 = v2411 + v2405;
     out[v2412] = v2410;
   }
-  const unsigned int v2413 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2413 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2414 = v2148 + v2413;
-  const unsigned int v2415 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2415 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2416 = v2147 + v2415;
-  const bool v2417 = v2414 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2417 = v2414 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2418 = v2416 < v1;
   const bool v2419 = v2417 && v2418;
   if (v2419) {
@@ -2499,11 +2499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2423 = v2422 + v2416;
     out[v2423] = v2421;
   }
-  const unsigned int v2424 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2424 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2425 = v2148 + v2424;
-  const unsigned int v2426 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2426 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2427 = v2147 + v2426;
-  const bool v2428 = v2425 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2428 = v2425 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2429 = v2427 < v1;
   const bool v2430 = v2428 && v2429;
   if (v2430) {
@@ -2513,11 +2513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2434 = v2433 + v2427;
     out[v2434] = v2432;
   }
-  const unsigned int v2435 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2435 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2436 = v2148 + v2435;
-  const unsigned int v2437 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2437 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2438 = v2147 + v2437;
-  const bool v2439 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2439 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2440 = v2438 < v1;
   const bool v2441 = v2439 && v2440;
   if (v2441) {
@@ -2527,11 +2527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2445 = v2444 + v2438;
     out[v2445] = v2443;
   }
-  const unsigned int v2446 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2446 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2447 = v2148 + v2446;
-  const unsigned int v2448 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2448 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2449 = v2147 + v2448;
-  const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2451 = v2449 < v1;
   const bool v2452 = v2450 && v2451;
   if (v2452) {
@@ -2541,11 +2541,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2456 = v2455 + v2449;
     out[v2456] = v2454;
   }
-  const unsigned int v2457 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2457 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2458 = v2148 + v2457;
-  const unsigned int v2459 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2459 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2460 = v2147 + v2459;
-  const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2462 = v2460 < v1;
   const bool v2463 = v2461 && v2462;
   if (v2463) {
@@ -2555,11 +2555,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2467 = v2466 + v2460;
     out[v2467] = v2465;
   }
-  const unsigned int v2468 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2468 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2469 = v2148 + v2468;
-  const unsigned int v2470 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2470 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2471 = v2147 + v2470;
-  const bool v2472 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2472 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2473 = v2471 < v1;
   const bool v2474 = v2472 && v2473;
   if (v2474) {
@@ -2569,11 +2569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2478 = v2477 + v2471;
     out[v2478] = v2476;
   }
-  const unsigned int v2479 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2479 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2480 = v2148 + v2479;
-  const unsigned int v2481 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2481 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2482 = v2147 + v2481;
-  const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2484 = v2482 < v1;
   const bool v2485 = v2483 && v2484;
   if (v2485) {
@@ -2583,11 +2583,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2489 = v2488 + v2482;
     out[v2489] = v2487;
   }
-  const unsigned int v2490 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2490 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2491 = v2148 + v2490;
-  const unsigned int v2492 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2492 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2493 = v2147 + v2492;
-  const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2495 = v2493 < v1;
   const bool v2496 = v2494 && v2495;
   if (v2496) {
@@ -2597,11 +2597,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2500 = v2499 + v2493;
     out[v2500] = v2498;
   }
-  const unsigned int v2501 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2501 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2502 = v2148 + v2501;
-  const unsigned int v2503 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2503 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2504 = v2147 + v2503;
-  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2506 = v2504 < v1;
   const bool v2507 = v2505 && v2506;
   if (v2507) {
@@ -2611,11 +2611,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2511 = v2510 + v2504;
     out[v2511] = v2509;
   }
-  const unsigned int v2512 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2512 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2513 = v2148 + v2512;
-  const unsigned int v2514 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2514 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2515 = v2147 + v2514;
-  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2517 = v2515 < v1;
   const bool v2518 = v2516 && v2517;
   if (v2518) {
@@ -2625,11 +2625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2522 = v2521 + v2515;
     out[v2522] = v2520;
   }
-  const unsigned int v2523 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2523 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2524 = v2148 + v2523;
-  const unsigned int v2525 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2525 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2526 = v2147 + v2525;
-  const bool v2527 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2527 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2528 = v2526 < v1;
   const bool v2529 = v2527 && v2528;
   if (v2529) {
@@ -2639,11 +2639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2533 = v2532 + v2526;
     out[v2533] = v2531;
   }
-  const unsigned int v2534 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2534 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2535 = v2148 + v2534;
-  const unsigned int v2536 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2536 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2537 = v2147 + v2536;
-  const bool v2538 = v2535 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2538 = v2535 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2539 = v2537 < v1;
   const bool v2540 = v2538 && v2539;
   if (v2540) {
@@ -2653,11 +2653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2544 = v2543 + v2537;
     out[v2544] = v2542;
   }
-  const unsigned int v2545 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2545 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2546 = v2148 + v2545;
-  const unsigned int v2547 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2547 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2548 = v2147 + v2547;
-  const bool v2549 = v2546 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2549 = v2546 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2550 = v2548 < v1;
   const bool v2551 = v2549 && v2550;
   if (v2551) {
@@ -2667,11 +2667,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2555 = v2554 + v2548;
     out[v2555] = v2553;
   }
-  const unsigned int v2556 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2556 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2557 = v2148 + v2556;
-  const unsigned int v2558 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2558 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2559 = v2147 + v2558;
-  const bool v2560 = v2557 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2560 = v2557 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2561 = v2559 < v1;
   const bool v2562 = v2560 && v2561;
   if (v2562) {
@@ -2681,11 +2681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2566 = v2565 + v2559;
     out[v2566] = v2564;
   }
-  const unsigned int v2567 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2567 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2568 = v2148 + v2567;
-  const unsigned int v2569 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2569 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2570 = v2147 + v2569;
-  const bool v2571 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2571 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2572 = v2570 < v1;
   const bool v2573 = v2571 && v2572;
   if (v2573) {
@@ -2695,11 +2695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2577 = v2576 + v2570;
     out[v2577] = v2575;
   }
-  const unsigned int v2578 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2578 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2579 = v2148 + v2578;
-  const unsigned int v2580 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2580 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2581 = v2147 + v2580;
-  const bool v2582 = v2579 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2582 = v2579 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2583 = v2581 < v1;
   const bool v2584 = v2582 && v2583;
   if (v2584) {
@@ -2709,11 +2709,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2588 = v2587 + v2581;
     out[v2588] = v2586;
   }
-  const unsigned int v2589 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2589 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2590 = v2148 + v2589;
-  const unsigned int v2591 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2591 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2592 = v2147 + v2591;
-  const bool v2593 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2593 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2594 = v2592 < v1;
   const bool v2595 = v2593 && v2594;
   if (v2595) {
@@ -2723,11 +2723,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2599 = v2598 + v2592;
     out[v2599] = v2597;
   }
-  const unsigned int v2600 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2600 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2601 = v2148 + v2600;
-  const unsigned int v2602 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2602 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2603 = v2147 + v2602;
-  const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2605 = v2603 < v1;
   const bool v2606 = v2604 && v2605;
   if (v2606) {
@@ -2737,11 +2737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2610 = v2609 + v2603;
     out[v2610] = v2608;
   }
-  const unsigned int v2611 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2611 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2612 = v2148 + v2611;
-  const unsigned int v2613 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2613 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2614 = v2147 + v2613;
-  const bool v2615 = v2612 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2615 = v2612 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2616 = v2614 < v1;
   const bool v2617 = v2615 && v2616;
   if (v2617) {
@@ -2751,11 +2751,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2621 = v2620 + v2614;
     out[v2621] = v2619;
   }
-  const unsigned int v2622 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2622 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2623 = v2148 + v2622;
-  const unsigned int v2624 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2624 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2625 = v2147 + v2624;
-  const bool v2626 = v2623 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2626 = v2623 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2627 = v2625 < v1;
   const bool v2628 = v2626 && v2627;
   if (v2628) {
@@ -2765,11 +2765,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2632 = v2631 + v2625;
     out[v2632] = v2630;
   }
-  const unsigned int v2633 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2633 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2634 = v2148 + v2633;
-  const unsigned int v2635 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2635 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2636 = v2147 + v2635;
-  const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2638 = v2636 < v1;
   const bool v2639 = v2637 && v2638;
   if (v2639) {
@@ -2779,11 +2779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2643 = v2642 + v2636;
     out[v2643] = v2641;
   }
-  const unsigned int v2644 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2644 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2645 = v2148 + v2644;
-  const unsigned int v2646 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2646 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2647 = v2147 + v2646;
-  const bool v2648 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2648 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2649 = v2647 < v1;
   const bool v2650 = v2648 && v2649;
   if (v2650) {
@@ -2793,11 +2793,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2654 = v2653 + v2647;
     out[v2654] = v2652;
   }
-  const unsigned int v2655 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2655 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2656 = v2148 + v2655;
-  const unsigned int v2657 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2657 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2658 = v2147 + v2657;
-  const bool v2659 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2659 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2660 = v2658 < v1;
   const bool v2661 = v2659 && v2660;
   if (v2661) {
@@ -2807,11 +2807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2665 = v2664 + v2658;
     out[v2665] = v2663;
   }
-  const unsigned int v2666 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2666 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2667 = v2148 + v2666;
-  const unsigned int v2668 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2668 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2669 = v2147 + v2668;
-  const bool v2670 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2670 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2671 = v2669 < v1;
   const bool v2672 = v2670 && v2671;
   if (v2672) {
@@ -2821,11 +2821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2676 = v2675 + v2669;
     out[v2676] = v2674;
   }
-  const unsigned int v2677 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2677 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2678 = v2148 + v2677;
-  const unsigned int v2679 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2679 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2680 = v2147 + v2679;
-  const bool v2681 = v2678 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2681 = v2678 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2682 = v2680 < v1;
   const bool v2683 = v2681 && v2682;
   if (v2683) {
@@ -2835,11 +2835,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2687 = v2686 + v2680;
     out[v2687] = v2685;
   }
-  const unsigned int v2688 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2688 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2689 = v2148 + v2688;
-  const unsigned int v2690 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2690 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2691 = v2147 + v2690;
-  const bool v2692 = v2689 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2692 = v2689 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2693 = v2691 < v1;
   const bool v2694 = v2692 && v2693;
   if (v2694) {
@@ -2849,11 +2849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2698 = v2697 + v2691;
     out[v2698] = v2696;
   }
-  const unsigned int v2699 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2699 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2700 = v2148 + v2699;
-  const unsigned int v2701 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2701 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2702 = v2147 + v2701;
-  const bool v2703 = v2700 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2703 = v2700 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2704 = v2702 < v1;
   const bool v2705 = v2703 && v2704;
   if (v2705) {
@@ -2863,11 +2863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2709 = v2708 + v2702;
     out[v2709] = v2707;
   }
-  const unsigned int v2710 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2710 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2711 = v2148 + v2710;
-  const unsigned int v2712 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2712 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2713 = v2147 + v2712;
-  const bool v2714 = v2711 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2714 = v2711 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2715 = v2713 < v1;
   const bool v2716 = v2714 && v2715;
   if (v2716) {
@@ -2877,11 +2877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2720 = v2719 + v2713;
     out[v2720] = v2718;
   }
-  const unsigned int v2721 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2721 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2722 = v2148 + v2721;
-  const unsigned int v2723 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2723 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2724 = v2147 + v2723;
-  const bool v2725 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2725 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2726 = v2724 < v1;
   const bool v2727 = v2725 && v2726;
   if (v2727) {
@@ -2891,11 +2891,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2731 = v2730 + v2724;
     out[v2731] = v2729;
   }
-  const unsigned int v2732 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2732 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2733 = v2148 + v2732;
-  const unsigned int v2734 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2734 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2735 = v2147 + v2734;
-  const bool v2736 = v2733 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2736 = v2733 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2737 = v2735 < v1;
   const bool v2738 = v2736 && v2737;
   if (v2738) {
@@ -2905,11 +2905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2742 = v2741 + v2735;
     out[v2742] = v2740;
   }
-  const unsigned int v2743 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2743 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2744 = v2148 + v2743;
-  const unsigned int v2745 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2745 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2746 = v2147 + v2745;
-  const bool v2747 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2747 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2748 = v2746 < v1;
   const bool v2749 = v2747 && v2748;
   if (v2749) {
@@ -2919,11 +2919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2753 = v2752 + v2746;
     out[v2753] = v2751;
   }
-  const unsigned int v2754 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2754 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2755 = v2148 + v2754;
-  const unsigned int v2756 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2756 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2757 = v2147 + v2756;
-  const bool v2758 = v2755 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2758 = v2755 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2759 = v2757 < v1;
   const bool v2760 = v2758 && v2759;
   if (v2760) {
@@ -2933,11 +2933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2764 = v2763 + v2757;
     out[v2764] = v2762;
   }
-  const unsigned int v2765 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2765 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2766 = v2148 + v2765;
-  const unsigned int v2767 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2767 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2768 = v2147 + v2767;
-  const bool v2769 = v2766 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2769 = v2766 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2770 = v2768 < v1;
   const bool v2771 = v2769 && v2770;
   if (v2771) {
@@ -2947,11 +2947,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2775 = v2774 + v2768;
     out[v2775] = v2773;
   }
-  const unsigned int v2776 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2776 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2777 = v2148 + v2776;
-  const unsigned int v2778 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2778 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2779 = v2147 + v2778;
-  const bool v2780 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2780 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2781 = v2779 < v1;
   const bool v2782 = v2780 && v2781;
   if (v2782) {
@@ -2961,11 +2961,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2786 = v2785 + v2779;
     out[v2786] = v2784;
   }
-  const unsigned int v2787 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2787 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2788 = v2148 + v2787;
-  const unsigned int v2789 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2789 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2790 = v2147 + v2789;
-  const bool v2791 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2791 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2792 = v2790 < v1;
   const bool v2793 = v2791 && v2792;
   if (v2793) {
@@ -2975,11 +2975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2797 = v2796 + v2790;
     out[v2797] = v2795;
   }
-  const unsigned int v2798 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2798 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2799 = v2148 + v2798;
-  const unsigned int v2800 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2800 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2801 = v2147 + v2800;
-  const bool v2802 = v2799 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2802 = v2799 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2803 = v2801 < v1;
   const bool v2804 = v2802 && v2803;
   if (v2804) {
@@ -2989,11 +2989,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2808 = v2807 + v2801;
     out[v2808] = v2806;
   }
-  const unsigned int v2809 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2809 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2810 = v2148 + v2809;
-  const unsigned int v2811 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2811 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2812 = v2147 + v2811;
-  const bool v2813 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2813 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2814 = v2812 < v1;
   const bool v2815 = v2813 && v2814;
   if (v2815) {
@@ -3003,11 +3003,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2819 = v2818 + v2812;
     out[v2819] = v2817;
   }
-  const unsigned int v2820 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2820 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2821 = v2148 + v2820;
-  const unsigned int v2822 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2822 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2823 = v2147 + v2822;
-  const bool v2824 = v2821 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2824 = v2821 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2825 = v2823 < v1;
   const bool v2826 = v2824 && v2825;
   if (v2826) {
@@ -3017,11 +3017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2830 = v2829 + v2823;
     out[v2830] = v2828;
   }
-  const unsigned int v2831 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2831 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2832 = v2148 + v2831;
-  const unsigned int v2833 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2833 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2834 = v2147 + v2833;
-  const bool v2835 = v2832 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2835 = v2832 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2836 = v2834 < v1;
   const bool v2837 = v2835 && v2836;
   if (v2837) {
@@ -3031,11 +3031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2841 = v2840 + v2834;
     out[v2841] = v2839;
   }
-  const unsigned int v2842 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2842 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2843 = v2148 + v2842;
-  const unsigned int v2844 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2844 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2845 = v2147 + v2844;
-  const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2847 = v2845 < v1;
   const bool v2848 = v2846 && v2847;
   if (v2848) {
@@ -3045,11 +3045,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2852 = v2851 + v2845;
     out[v2852] = v2850;
   }
-  const unsigned int v2853 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2853 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2854 = v2148 + v2853;
-  const unsigned int v2855 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2855 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2856 = v2147 + v2855;
-  const bool v2857 = v2854 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2857 = v2854 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2858 = v2856 < v1;
   const bool v2859 = v2857 && v2858;
   if (v2859) {
@@ -3059,11 +3059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2863 = v2862 + v2856;
     out[v2863] = v2861;
   }
-  const unsigned int v2864 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2864 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2865 = v2148 + v2864;
-  const unsigned int v2866 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2866 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2867 = v2147 + v2866;
-  const bool v2868 = v2865 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2868 = v2865 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2869 = v2867 < v1;
   const bool v2870 = v2868 && v2869;
   if (v2870) {
@@ -3073,11 +3073,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2874 = v2873 + v2867;
     out[v2874] = v2872;
   }
-  const unsigned int v2875 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2875 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2876 = v2148 + v2875;
-  const unsigned int v2877 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2877 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2878 = v2147 + v2877;
-  const bool v2879 = v2876 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2879 = v2876 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2880 = v2878 < v1;
   const bool v2881 = v2879 && v2880;
   if (v2881) {
@@ -3087,11 +3087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2885 = v2884 + v2878;
     out[v2885] = v2883;
   }
-  const unsigned int v2886 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2886 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2887 = v2148 + v2886;
-  const unsigned int v2888 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2888 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2889 = v2147 + v2888;
-  const bool v2890 = v2887 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2890 = v2887 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2891 = v2889 < v1;
   const bool v2892 = v2890 && v2891;
   if (v2892) {
@@ -3101,11 +3101,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2896 = v2895 + v2889;
     out[v2896] = v2894;
   }
-  const unsigned int v2897 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2897 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2898 = v2148 + v2897;
-  const unsigned int v2899 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2899 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2900 = v2147 + v2899;
-  const bool v2901 = v2898 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2901 = v2898 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2902 = v2900 < v1;
   const bool v2903 = v2901 && v2902;
   if (v2903) {
@@ -3115,11 +3115,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2907 = v2906 + v2900;
     out[v2907] = v2905;
   }
-  const unsigned int v2908 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2908 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2909 = v2148 + v2908;
-  const unsigned int v2910 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2910 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2911 = v2147 + v2910;
-  const bool v2912 = v2909 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2912 = v2909 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2913 = v2911 < v1;
   const bool v2914 = v2912 && v2913;
   if (v2914) {
@@ -3129,11 +3129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2918 = v2917 + v2911;
     out[v2918] = v2916;
   }
-  const unsigned int v2919 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2919 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2920 = v2148 + v2919;
-  const unsigned int v2921 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2921 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2922 = v2147 + v2921;
-  const bool v2923 = v2920 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2923 = v2920 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2924 = v2922 < v1;
   const bool v2925 = v2923 && v2924;
   if (v2925) {
@@ -3143,11 +3143,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2929 = v2928 + v2922;
     out[v2929] = v2927;
   }
-  const unsigned int v2930 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2930 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2931 = v2148 + v2930;
-  const unsigned int v2932 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2932 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2933 = v2147 + v2932;
-  const bool v2934 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2934 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2935 = v2933 < v1;
   const bool v2936 = v2934 && v2935;
   if (v2936) {
@@ -3157,11 +3157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2940 = v2939 + v2933;
     out[v2940] = v2938;
   }
-  const unsigned int v2941 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2941 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2942 = v2148 + v2941;
-  const unsigned int v2943 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2943 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2944 = v2147 + v2943;
-  const bool v2945 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2945 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2946 = v2944 < v1;
   const bool v2947 = v2945 && v2946;
   if (v2947) {
@@ -3171,11 +3171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2951 = v2950 + v2944;
     out[v2951] = v2949;
   }
-  const unsigned int v2952 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2952 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2953 = v2148 + v2952;
-  const unsigned int v2954 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2954 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2955 = v2147 + v2954;
-  const bool v2956 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2956 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2957 = v2955 < v1;
   const bool v2958 = v2956 && v2957;
   if (v2958) {
@@ -3185,11 +3185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2962 = v2961 + v2955;
     out[v2962] = v2960;
   }
-  const unsigned int v2963 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2963 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2964 = v2148 + v2963;
-  const unsigned int v2965 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2965 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2966 = v2147 + v2965;
-  const bool v2967 = v2964 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2967 = v2964 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2968 = v2966 < v1;
   const bool v2969 = v2967 && v2968;
   if (v2969) {
@@ -3199,11 +3199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2973 = v2972 + v2966;
     out[v2973] = v2971;
   }
-  const unsigned int v2974 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2974 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2975 = v2148 + v2974;
-  const unsigned int v2976 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2976 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2977 = v2147 + v2976;
-  const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2979 = v2977 < v1;
   const bool v2980 = v2978 && v2979;
   if (v2980) {
@@ -3213,11 +3213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2984 = v2983 + v2977;
     out[v2984] = v2982;
   }
-  const unsigned int v2985 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2985 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2986 = v2148 + v2985;
-  const unsigned int v2987 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2987 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2988 = v2147 + v2987;
-  const bool v2989 = v2986 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2989 = v2986 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2990 = v2988 < v1;
   const bool v2991 = v2989 && v2990;
   if (v2991) {
@@ -3227,11 +3227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2995 = v2994 + v2988;
     out[v2995] = v2993;
   }
-  const unsigned int v2996 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2996 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2997 = v2148 + v2996;
-  const unsigned int v2998 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2998 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2999 = v2147 + v2998;
-  const bool v3000 = v2997 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3000 = v2997 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3001 = v2999 < v1;
   const bool v3002 = v3000 && v3001;
   if (v3002) {
@@ -3241,11 +3241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3006 = v3005 + v2999;
     out[v3006] = v3004;
   }
-  const unsigned int v3007 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3007 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3008 = v2148 + v3007;
-  const unsigned int v3009 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3009 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3010 = v2147 + v3009;
-  const bool v3011 = v3008 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3011 = v3008 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3012 = v3010 < v1;
   const bool v3013 = v3011 && v3012;
   if (v3013) {
@@ -3255,11 +3255,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3017 = v3016 + v3010;
     out[v3017] = v3015;
   }
-  const unsigned int v3018 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3018 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3019 = v2148 + v3018;
-  const unsigned int v3020 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3020 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3021 = v2147 + v3020;
-  const bool v3022 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3022 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3023 = v3021 < v1;
   const bool v3024 = v3022 && v3023;
   if (v3024) {
@@ -3269,11 +3269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3028 = v3027 + v3021;
     out[v3028] = v3026;
   }
-  const unsigned int v3029 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3029 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3030 = v2148 + v3029;
-  const unsigned int v3031 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3031 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3032 = v2147 + v3031;
-  const bool v3033 = v3030 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3033 = v3030 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3034 = v3032 < v1;
   const bool v3035 = v3033 && v3034;
   if (v3035) {
@@ -3283,11 +3283,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3039 = v3038 + v3032;
     out[v3039] = v3037;
   }
-  const unsigned int v3040 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3040 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3041 = v2148 + v3040;
-  const unsigned int v3042 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3042 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3043 = v2147 + v3042;
-  const bool v3044 = v3041 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3044 = v3041 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3045 = v3043 < v1;
   const bool v3046 = v3044 && v3045;
   if (v3046) {
@@ -3297,11 +3297,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3050 = v3049 + v3043;
     out[v3050] = v3048;
   }
-  const unsigned int v3051 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3051 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3052 = v2148 + v3051;
-  const unsigned int v3053 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3053 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3054 = v2147 + v3053;
-  const bool v3055 = v3052 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3055 = v3052 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3056 = v3054 < v1;
   const bool v3057 = v3055 && v3056;
   if (v3057) {
@@ -3311,11 +3311,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3061 = v3060 + v3054;
     out[v3061] = v3059;
   }
-  const unsigned int v3062 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3062 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3063 = v2148 + v3062;
-  const unsigned int v3064 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3064 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3065 = v2147 + v3064;
-  const bool v3066 = v3063 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3066 = v3063 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3067 = v3065 < v1;
   const bool v3068 = v3066 && v3067;
   if (v3068) {
@@ -3325,11 +3325,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3072 = v3071 + v3065;
     out[v3072] = v3070;
   }
-  const unsigned int v3073 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3073 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3074 = v2148 + v3073;
-  const unsigned int v3075 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3075 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3076 = v2147 + v3075;
-  const bool v3077 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3077 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3078 = v3076 < v1;
   const bool v3079 = v3077 && v3078;
   if (v3079) {
@@ -3339,11 +3339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3083 = v3082 + v3076;
     out[v3083] = v3081;
   }
-  const unsigned int v3084 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3084 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3085 = v2148 + v3084;
-  const unsigned int v3086 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3086 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3087 = v2147 + v3086;
-  const bool v3088 = v3085 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3088 = v3085 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3089 = v3087 < v1;
   const bool v3090 = v3088 && v3089;
   if (v3090) {
@@ -3353,11 +3353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3094 = v3093 + v3087;
     out[v3094] = v3092;
   }
-  const unsigned int v3095 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3095 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3096 = v2148 + v3095;
-  const unsigned int v3097 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3097 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3098 = v2147 + v3097;
-  const bool v3099 = v3096 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3099 = v3096 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3100 = v3098 < v1;
   const bool v3101 = v3099 && v3100;
   if (v3101) {
@@ -3367,11 +3367,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3105 = v3104 + v3098;
     out[v3105] = v3103;
   }
-  const unsigned int v3106 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3106 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3107 = v2148 + v3106;
-  const unsigned int v3108 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3108 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3109 = v2147 + v3108;
-  const bool v3110 = v3107 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3110 = v3107 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3111 = v3109 < v1;
   const bool v3112 = v3110 && v3111;
   if (v3112) {
@@ -3381,11 +3381,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3116 = v3115 + v3109;
     out[v3116] = v3114;
   }
-  const unsigned int v3117 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3117 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3118 = v2148 + v3117;
-  const unsigned int v3119 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3119 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3120 = v2147 + v3119;
-  const bool v3121 = v3118 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3121 = v3118 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3122 = v3120 < v1;
   const bool v3123 = v3121 && v3122;
   if (v3123) {
@@ -3395,11 +3395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3127 = v3126 + v3120;
     out[v3127] = v3125;
   }
-  const unsigned int v3128 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3128 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3129 = v2148 + v3128;
-  const unsigned int v3130 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3130 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3131 = v2147 + v3130;
-  const bool v3132 = v3129 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3132 = v3129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3133 = v3131 < v1;
   const bool v3134 = v3132 && v3133;
   if (v3134) {
@@ -3409,11 +3409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3138 = v3137 + v3131;
     out[v3138] = v3136;
   }
-  const unsigned int v3139 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3139 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3140 = v2148 + v3139;
-  const unsigned int v3141 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3141 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3142 = v2147 + v3141;
-  const bool v3143 = v3140 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3143 = v3140 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3144 = v3142 < v1;
   const bool v3145 = v3143 && v3144;
   if (v3145) {
@@ -3423,11 +3423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3149 = v3148 + v3142;
     out[v3149] = v3147;
   }
-  const unsigned int v3150 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3150 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3151 = v2148 + v3150;
-  const unsigned int v3152 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3152 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3153 = v2147 + v3152;
-  const bool v3154 = v3151 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3154 = v3151 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3155 = v3153 < v1;
   const bool v3156 = v3154 && v3155;
   if (v3156) {
@@ -3437,11 +3437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3160 = v3159 + v3153;
     out[v3160] = v3158;
   }
-  const unsigned int v3161 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3161 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3162 = v2148 + v3161;
-  const unsigned int v3163 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3163 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3164 = v2147 + v3163;
-  const bool v3165 = v3162 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3165 = v3162 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3166 = v3164 < v1;
   const bool v3167 = v3165 && v3166;
   if (v3167) {
@@ -3451,11 +3451,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3171 = v3170 + v3164;
     out[v3171] = v3169;
   }
-  const unsigned int v3172 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3172 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3173 = v2148 + v3172;
-  const unsigned int v3174 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3174 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3175 = v2147 + v3174;
-  const bool v3176 = v3173 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3176 = v3173 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3177 = v3175 < v1;
   const bool v3178 = v3176 && v3177;
   if (v3178) {
@@ -3465,11 +3465,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3182 = v3181 + v3175;
     out[v3182] = v3180;
   }
-  const unsigned int v3183 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3183 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3184 = v2148 + v3183;
-  const unsigned int v3185 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3185 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3186 = v2147 + v3185;
-  const bool v3187 = v3184 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3187 = v3184 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3188 = v3186 < v1;
   const bool v3189 = v3187 && v3188;
   if (v3189) {
@@ -3479,11 +3479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3193 = v3192 + v3186;
     out[v3193] = v3191;
   }
-  const unsigned int v3194 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3194 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3195 = v2148 + v3194;
-  const unsigned int v3196 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3196 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3197 = v2147 + v3196;
-  const bool v3198 = v3195 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3198 = v3195 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3199 = v3197 < v1;
   const bool v3200 = v3198 && v3199;
   if (v3200) {
@@ -3493,11 +3493,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3204 = v3203 + v3197;
     out[v3204] = v3202;
   }
-  const unsigned int v3205 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3205 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3206 = v2148 + v3205;
-  const unsigned int v3207 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3207 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3208 = v2147 + v3207;
-  const bool v3209 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3209 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3210 = v3208 < v1;
   const bool v3211 = v3209 && v3210;
   if (v3211) {
@@ -3507,11 +3507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3215 = v3214 + v3208;
     out[v3215] = v3213;
   }
-  const unsigned int v3216 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3216 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3217 = v2148 + v3216;
-  const unsigned int v3218 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3218 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3219 = v2147 + v3218;
-  const bool v3220 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3220 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3221 = v3219 < v1;
   const bool v3222 = v3220 && v3221;
   if (v3222) {
@@ -3521,11 +3521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3226 = v3225 + v3219;
     out[v3226] = v3224;
   }
-  const unsigned int v3227 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3227 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3228 = v2148 + v3227;
-  const unsigned int v3229 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3229 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3230 = v2147 + v3229;
-  const bool v3231 = v3228 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3231 = v3228 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3232 = v3230 < v1;
   const bool v3233 = v3231 && v3232;
   if (v3233) {
@@ -3535,11 +3535,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3237 = v3236 + v3230;
     out[v3237] = v3235;
   }
-  const unsigned int v3238 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3238 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3239 = v2148 + v3238;
-  const unsigned int v3240 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3240 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3241 = v2147 + v3240;
-  const bool v3242 = v3239 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3242 = v3239 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3243 = v3241 < v1;
   const bool v3244 = v3242 && v3243;
   if (v3244) {
@@ -3549,11 +3549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3248 = v3247 + v3241;
     out[v3248] = v3246;
   }
-  const unsigned int v3249 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3249 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3250 = v2148 + v3249;
-  const unsigned int v3251 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3251 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3252 = v2147 + v3251;
-  const bool v3253 = v3250 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3253 = v3250 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3254 = v3252 < v1;
   const bool v3255 = v3253 && v3254;
   if (v3255) {
@@ -3563,11 +3563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3259 = v3258 + v3252;
     out[v3259] = v3257;
   }
-  const unsigned int v3260 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3260 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3261 = v2148 + v3260;
-  const unsigned int v3262 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3262 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3263 = v2147 + v3262;
-  const bool v3264 = v3261 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3264 = v3261 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3265 = v3263 < v1;
   const bool v3266 = v3264 && v3265;
   if (v3266) {
@@ -3577,11 +3577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3270 = v3269 + v3263;
     out[v3270] = v3268;
   }
-  const unsigned int v3271 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3271 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3272 = v2148 + v3271;
-  const unsigned int v3273 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3273 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3274 = v2147 + v3273;
-  const bool v3275 = v3272 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3275 = v3272 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3276 = v3274 < v1;
   const bool v3277 = v3275 && v3276;
   if (v3277) {
@@ -3591,11 +3591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3281 = v3280 + v3274;
     out[v3281] = v3279;
   }
-  const unsigned int v3282 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3282 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3283 = v2148 + v3282;
-  const unsigned int v3284 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3284 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3285 = v2147 + v3284;
-  const bool v3286 = v3283 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3286 = v3283 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3287 = v3285 < v1;
   const bool v3288 = v3286 && v3287;
   if (v3288) {
@@ -3605,11 +3605,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3292 = v3291 + v3285;
     out[v3292] = v3290;
   }
-  const unsigned int v3293 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3293 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3294 = v2148 + v3293;
-  const unsigned int v3295 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3295 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3296 = v2147 + v3295;
-  const bool v3297 = v3294 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3297 = v3294 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3298 = v3296 < v1;
   const bool v3299 = v3297 && v3298;
   if (v3299) {
@@ -3619,11 +3619,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3303 = v3302 + v3296;
     out[v3303] = v3301;
   }
-  const unsigned int v3304 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3304 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3305 = v2148 + v3304;
-  const unsigned int v3306 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3306 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3307 = v2147 + v3306;
-  const bool v3308 = v3305 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3308 = v3305 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3309 = v3307 < v1;
   const bool v3310 = v3308 && v3309;
   if (v3310) {
@@ -3633,11 +3633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3314 = v3313 + v3307;
     out[v3314] = v3312;
   }
-  const unsigned int v3315 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3315 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3316 = v2148 + v3315;
-  const unsigned int v3317 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3317 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3318 = v2147 + v3317;
-  const bool v3319 = v3316 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3319 = v3316 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3320 = v3318 < v1;
   const bool v3321 = v3319 && v3320;
   if (v3321) {
@@ -3647,11 +3647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3325 = v3324 + v3318;
     out[v3325] = v3323;
   }
-  const unsigned int v3326 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3326 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3327 = v2148 + v3326;
-  const unsigned int v3328 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3328 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3329 = v2147 + v3328;
-  const bool v3330 = v3327 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3330 = v3327 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3331 = v3329 < v1;
   const bool v3332 = v3330 && v3331;
   if (v3332) {
@@ -3661,11 +3661,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3336 = v3335 + v3329;
     out[v3336] = v3334;
   }
-  const unsigned int v3337 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3337 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3338 = v2148 + v3337;
-  const unsigned int v3339 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3339 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3340 = v2147 + v3339;
-  const bool v3341 = v3338 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3341 = v3338 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3342 = v3340 < v1;
   const bool v3343 = v3341 && v3342;
   if (v3343) {
@@ -3675,11 +3675,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3347 = v3346 + v3340;
     out[v3347] = v3345;
   }
-  const unsigned int v3348 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3348 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3349 = v2148 + v3348;
-  const unsigned int v3350 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3350 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3351 = v2147 + v3350;
-  const bool v3352 = v3349 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3352 = v3349 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3353 = v3351 < v1;
   const bool v3354 = v3352 && v3353;
   if (v3354) {
@@ -3689,11 +3689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3358 = v3357 + v3351;
     out[v3358] = v3356;
   }
-  const unsigned int v3359 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3359 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3360 = v2148 + v3359;
-  const unsigned int v3361 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3361 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3362 = v2147 + v3361;
-  const bool v3363 = v3360 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3363 = v3360 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3364 = v3362 < v1;
   const bool v3365 = v3363 && v3364;
   if (v3365) {
@@ -3703,11 +3703,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3369 = v3368 + v3362;
     out[v3369] = v3367;
   }
-  const unsigned int v3370 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3370 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3371 = v2148 + v3370;
-  const unsigned int v3372 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3372 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3373 = v2147 + v3372;
-  const bool v3374 = v3371 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3374 = v3371 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3375 = v3373 < v1;
   const bool v3376 = v3374 && v3375;
   if (v3376) {
@@ -3717,11 +3717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3380 = v3379 + v3373;
     out[v3380] = v3378;
   }
-  const unsigned int v3381 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3381 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3382 = v2148 + v3381;
-  const unsigned int v3383 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3383 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3384 = v2147 + v3383;
-  const bool v3385 = v3382 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3385 = v3382 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3386 = v3384 < v1;
   const bool v3387 = v3385 && v3386;
   if (v3387) {
@@ -3731,11 +3731,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3391 = v3390 + v3384;
     out[v3391] = v3389;
   }
-  const unsigned int v3392 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3392 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3393 = v2148 + v3392;
-  const unsigned int v3394 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3394 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3395 = v2147 + v3394;
-  const bool v3396 = v3393 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3396 = v3393 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3397 = v3395 < v1;
   const bool v3398 = v3396 && v3397;
   if (v3398) {
@@ -3745,11 +3745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3402 = v3401 + v3395;
     out[v3402] = v3400;
   }
-  const unsigned int v3403 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3403 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3404 = v2148 + v3403;
-  const unsigned int v3405 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3405 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3406 = v2147 + v3405;
-  const bool v3407 = v3404 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3407 = v3404 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3408 = v3406 < v1;
   const bool v3409 = v3407 && v3408;
   if (v3409) {
@@ -3759,11 +3759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3413 = v3412 + v3406;
     out[v3413] = v3411;
   }
-  const unsigned int v3414 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3414 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3415 = v2148 + v3414;
-  const unsigned int v3416 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3416 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3417 = v2147 + v3416;
-  const bool v3418 = v3415 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3418 = v3415 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3419 = v3417 < v1;
   const bool v3420 = v3418 && v3419;
   if (v3420) {
@@ -3773,11 +3773,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3424 = v3423 + v3417;
     out[v3424] = v3422;
   }
-  const unsigned int v3425 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3425 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3426 = v2148 + v3425;
-  const unsigned int v3427 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3427 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3428 = v2147 + v3427;
-  const bool v3429 = v3426 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3429 = v3426 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3430 = v3428 < v1;
   const bool v3431 = v3429 && v3430;
   if (v3431) {
@@ -3787,11 +3787,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3435 = v3434 + v3428;
     out[v3435] = v3433;
   }
-  const unsigned int v3436 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3436 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3437 = v2148 + v3436;
-  const unsigned int v3438 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3438 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3439 = v2147 + v3438;
-  const bool v3440 = v3437 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3440 = v3437 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3441 = v3439 < v1;
   const bool v3442 = v3440 && v3441;
   if (v3442) {
@@ -3801,11 +3801,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3446 = v3445 + v3439;
     out[v3446] = v3444;
   }
-  const unsigned int v3447 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3447 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3448 = v2148 + v3447;
-  const unsigned int v3449 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3449 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3450 = v2147 + v3449;
-  const bool v3451 = v3448 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3451 = v3448 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3452 = v3450 < v1;
   const bool v3453 = v3451 && v3452;
   if (v3453) {
@@ -3815,11 +3815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3457 = v3456 + v3450;
     out[v3457] = v3455;
   }
-  const unsigned int v3458 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3458 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3459 = v2148 + v3458;
-  const unsigned int v3460 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3460 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3461 = v2147 + v3460;
-  const bool v3462 = v3459 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3462 = v3459 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3463 = v3461 < v1;
   const bool v3464 = v3462 && v3463;
   if (v3464) {
@@ -3829,11 +3829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3468 = v3467 + v3461;
     out[v3468] = v3466;
   }
-  const unsigned int v3469 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3469 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3470 = v2148 + v3469;
-  const unsigned int v3471 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3471 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3472 = v2147 + v3471;
-  const bool v3473 = v3470 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3473 = v3470 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3474 = v3472 < v1;
   const bool v3475 = v3473 && v3474;
   if (v3475) {
@@ -3843,11 +3843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3479 = v3478 + v3472;
     out[v3479] = v3477;
   }
-  const unsigned int v3480 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3480 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3481 = v2148 + v3480;
-  const unsigned int v3482 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3482 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3483 = v2147 + v3482;
-  const bool v3484 = v3481 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3484 = v3481 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3485 = v3483 < v1;
   const bool v3486 = v3484 && v3485;
   if (v3486) {
@@ -3857,11 +3857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3490 = v3489 + v3483;
     out[v3490] = v3488;
   }
-  const unsigned int v3491 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3491 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3492 = v2148 + v3491;
-  const unsigned int v3493 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3493 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3494 = v2147 + v3493;
-  const bool v3495 = v3492 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3495 = v3492 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3496 = v3494 < v1;
   const bool v3497 = v3495 && v3496;
   if (v3497) {
@@ -3871,11 +3871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3501 = v3500 + v3494;
     out[v3501] = v3499;
   }
-  const unsigned int v3502 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3502 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3503 = v2148 + v3502;
-  const unsigned int v3504 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3504 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3505 = v2147 + v3504;
-  const bool v3506 = v3503 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3506 = v3503 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3507 = v3505 < v1;
   const bool v3508 = v3506 && v3507;
   if (v3508) {
@@ -3885,11 +3885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3512 = v3511 + v3505;
     out[v3512] = v3510;
   }
-  const unsigned int v3513 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3513 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3514 = v2148 + v3513;
-  const unsigned int v3515 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3515 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3516 = v2147 + v3515;
-  const bool v3517 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3517 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3518 = v3516 < v1;
   const bool v3519 = v3517 && v3518;
   if (v3519) {
@@ -3899,11 +3899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3523 = v3522 + v3516;
     out[v3523] = v3521;
   }
-  const unsigned int v3524 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3524 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3525 = v2148 + v3524;
-  const unsigned int v3526 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3526 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3527 = v2147 + v3526;
-  const bool v3528 = v3525 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3528 = v3525 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3529 = v3527 < v1;
   const bool v3530 = v3528 && v3529;
   if (v3530) {
@@ -3913,11 +3913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3534 = v3533 + v3527;
     out[v3534] = v3532;
   }
-  const unsigned int v3535 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3535 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3536 = v2148 + v3535;
-  const unsigned int v3537 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3537 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3538 = v2147 + v3537;
-  const bool v3539 = v3536 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3539 = v3536 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3540 = v3538 < v1;
   const bool v3541 = v3539 && v3540;
   if (v3541) {
@@ -3927,11 +3927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3545 = v3544 + v3538;
     out[v3545] = v3543;
   }
-  const unsigned int v3546 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v3546 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v3547 = v2148 + v3546;
-  const unsigned int v3548 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v3548 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v3549 = v2147 + v3548;
-  const bool v3550 = v3547 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3550 = v3547 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3551 = v3549 < v1;
   const bool v3552 = v3550 && v3551;
   if (v3552) {

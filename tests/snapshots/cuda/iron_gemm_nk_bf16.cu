@@ -259,566 +259,566 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    for (unsigned int v2155 = 0u; v2155 < 2u; v2155 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2155 = 0u; v2155 < 2u; v2155 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2156 = v2155 << 6u;
       const bool v2158 = v2156 < v2;
       if (v2158) {
-        const unsigned int v2160 = v2155 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2162 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2165 = v2162 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2168 = v2162 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2160 = v2155 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2162 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2165 = v2162 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2168 = v2162 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2169 = v2168 << 3u;
-        const unsigned int v2170 = v24 + v2165;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2170 = v24 + v2165;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2171 = v2170 < v0;
         const unsigned int v2172 = v2156 + v2169;
         const bool v2173 = v2172 < v2;
         const bool v2174 = v2171 && v2173;
-        const unsigned int v2176 = v2170 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2176 = v2170 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2178 = v2176 + v2156;
         const unsigned int v2179 = v2178 + v2169;
         const unsigned int v2180 = v2174 ? v2179 : 0u;
-        const unsigned int v2182 = v2165 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2182 = v2165 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2183 = v2160 + v2182;
         const unsigned int v2184 = v2183 + v2169;
         iron_copy_async<16>(shm0 + (v2184 ^ (((v2184 >> 6u) & 7u) << 3u)), a + v2180, v2174);
-        const unsigned int v2187 = v2162 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2189 = v2187 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2192 = v2187 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2187 = v2162 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2189 = v2187 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2192 = v2187 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2193 = v2192 << 3u;
-        const unsigned int v2194 = v24 + v2189;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2194 = v24 + v2189;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2195 = v2194 < v0;
         const unsigned int v2196 = v2156 + v2193;
         const bool v2197 = v2196 < v2;
         const bool v2198 = v2195 && v2197;
-        const unsigned int v2200 = v2194 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2200 = v2194 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2202 = v2200 + v2156;
         const unsigned int v2203 = v2202 + v2193;
         const unsigned int v2204 = v2198 ? v2203 : 0u;
-        const unsigned int v2206 = v2189 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2206 = v2189 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2207 = v2160 + v2206;
         const unsigned int v2208 = v2207 + v2193;
         iron_copy_async<16>(shm0 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), a + v2204, v2198);
-        const unsigned int v2211 = v2162 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2213 = v2211 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2216 = v2211 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2211 = v2162 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2213 = v2211 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2216 = v2211 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2217 = v2216 << 3u;
-        const unsigned int v2218 = v24 + v2213;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2218 = v24 + v2213;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2219 = v2218 < v0;
         const unsigned int v2220 = v2156 + v2217;
         const bool v2221 = v2220 < v2;
         const bool v2222 = v2219 && v2221;
-        const unsigned int v2224 = v2218 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2224 = v2218 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2226 = v2224 + v2156;
         const unsigned int v2227 = v2226 + v2217;
         const unsigned int v2228 = v2222 ? v2227 : 0u;
-        const unsigned int v2230 = v2213 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2230 = v2213 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2231 = v2160 + v2230;
         const unsigned int v2232 = v2231 + v2217;
         iron_copy_async<16>(shm0 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), a + v2228, v2222);
-        const unsigned int v2235 = v2162 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2237 = v2235 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2240 = v2235 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2235 = v2162 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2237 = v2235 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2240 = v2235 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2241 = v2240 << 3u;
-        const unsigned int v2242 = v24 + v2237;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2242 = v24 + v2237;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2243 = v2242 < v0;
         const unsigned int v2244 = v2156 + v2241;
         const bool v2245 = v2244 < v2;
         const bool v2246 = v2243 && v2245;
-        const unsigned int v2248 = v2242 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2248 = v2242 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2250 = v2248 + v2156;
         const unsigned int v2251 = v2250 + v2241;
         const unsigned int v2252 = v2246 ? v2251 : 0u;
-        const unsigned int v2254 = v2237 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2254 = v2237 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2255 = v2160 + v2254;
         const unsigned int v2256 = v2255 + v2241;
         iron_copy_async<16>(shm0 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), a + v2252, v2246);
-        const unsigned int v2259 = v2162 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2261 = v2259 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2264 = v2259 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2259 = v2162 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2261 = v2259 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2264 = v2259 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2265 = v2264 << 3u;
-        const unsigned int v2266 = v24 + v2261;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2266 = v24 + v2261;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2267 = v2266 < v0;
         const unsigned int v2268 = v2156 + v2265;
         const bool v2269 = v2268 < v2;
         const bool v2270 = v2267 && v2269;
-        const unsigned int v2272 = v2266 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2272 = v2266 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2274 = v2272 + v2156;
         const unsigned int v2275 = v2274 + v2265;
         const unsigned int v2276 = v2270 ? v2275 : 0u;
-        const unsigned int v2278 = v2261 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2278 = v2261 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2279 = v2160 + v2278;
         const unsigned int v2280 = v2279 + v2265;
         iron_copy_async<16>(shm0 + (v2280 ^ (((v2280 >> 6u) & 7u) << 3u)), a + v2276, v2270);
-        const unsigned int v2283 = v2162 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2285 = v2283 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2288 = v2283 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2283 = v2162 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2285 = v2283 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2288 = v2283 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2289 = v2288 << 3u;
-        const unsigned int v2290 = v24 + v2285;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2290 = v24 + v2285;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2291 = v2290 < v0;
         const unsigned int v2292 = v2156 + v2289;
         const bool v2293 = v2292 < v2;
         const bool v2294 = v2291 && v2293;
-        const unsigned int v2296 = v2290 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2296 = v2290 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2298 = v2296 + v2156;
         const unsigned int v2299 = v2298 + v2289;
         const unsigned int v2300 = v2294 ? v2299 : 0u;
-        const unsigned int v2302 = v2285 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2302 = v2285 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2303 = v2160 + v2302;
         const unsigned int v2304 = v2303 + v2289;
         iron_copy_async<16>(shm0 + (v2304 ^ (((v2304 >> 6u) & 7u) << 3u)), a + v2300, v2294);
-        const unsigned int v2307 = v2162 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2309 = v2307 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2312 = v2307 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2307 = v2162 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2309 = v2307 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2312 = v2307 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2313 = v2312 << 3u;
-        const unsigned int v2314 = v24 + v2309;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2314 = v24 + v2309;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2315 = v2314 < v0;
         const unsigned int v2316 = v2156 + v2313;
         const bool v2317 = v2316 < v2;
         const bool v2318 = v2315 && v2317;
-        const unsigned int v2320 = v2314 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2320 = v2314 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2322 = v2320 + v2156;
         const unsigned int v2323 = v2322 + v2313;
         const unsigned int v2324 = v2318 ? v2323 : 0u;
-        const unsigned int v2326 = v2309 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2326 = v2309 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2327 = v2160 + v2326;
         const unsigned int v2328 = v2327 + v2313;
         iron_copy_async<16>(shm0 + (v2328 ^ (((v2328 >> 6u) & 7u) << 3u)), a + v2324, v2318);
-        const unsigned int v2331 = v2162 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2333 = v2331 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2336 = v2331 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2331 = v2162 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2333 = v2331 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2336 = v2331 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2337 = v2336 << 3u;
-        const unsigned int v2338 = v24 + v2333;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2338 = v24 + v2333;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2339 = v2338 < v0;
         const unsigned int v2340 = v2156 + v2337;
         const bool v2341 = v2340 < v2;
         const bool v2342 = v2339 && v2341;
-        const unsigned int v2344 = v2338 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2344 = v2338 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2346 = v2344 + v2156;
         const unsigned int v2347 = v2346 + v2337;
         const unsigned int v2348 = v2342 ? v2347 : 0u;
-        const unsigned int v2350 = v2333 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2350 = v2333 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2351 = v2160 + v2350;
         const unsigned int v2352 = v2351 + v2337;
         iron_copy_async<16>(shm0 + (v2352 ^ (((v2352 >> 6u) & 7u) << 3u)), a + v2348, v2342);
-        const unsigned int v2364 = v28 + v2165;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2364 = v28 + v2165;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2365 = v2364 < v1;
         const bool v2368 = v2365 && v2173;
-        const unsigned int v2370 = v2364 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2370 = v2364 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2372 = v2370 + v2156;
         const unsigned int v2373 = v2372 + v2169;
         const unsigned int v2374 = v2368 ? v2373 : 0u;
-        iron_copy_async<16>(shm1 + (v2184 ^ (((v2184 >> 6u) & 7u) << 3u)), b + v2374, v2368);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2388 = v28 + v2189;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2184 ^ (((v2184 >> 6u) & 7u) << 3u)), b + v2374, v2368);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2388 = v28 + v2189;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2389 = v2388 < v1;
         const bool v2392 = v2389 && v2197;
-        const unsigned int v2394 = v2388 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2394 = v2388 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2396 = v2394 + v2156;
         const unsigned int v2397 = v2396 + v2193;
         const unsigned int v2398 = v2392 ? v2397 : 0u;
-        iron_copy_async<16>(shm1 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), b + v2398, v2392);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2412 = v28 + v2213;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), b + v2398, v2392);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2412 = v28 + v2213;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2413 = v2412 < v1;
         const bool v2416 = v2413 && v2221;
-        const unsigned int v2418 = v2412 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2418 = v2412 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2420 = v2418 + v2156;
         const unsigned int v2421 = v2420 + v2217;
         const unsigned int v2422 = v2416 ? v2421 : 0u;
-        iron_copy_async<16>(shm1 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), b + v2422, v2416);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2436 = v28 + v2237;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), b + v2422, v2416);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2436 = v28 + v2237;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2437 = v2436 < v1;
         const bool v2440 = v2437 && v2245;
-        const unsigned int v2442 = v2436 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2442 = v2436 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2444 = v2442 + v2156;
         const unsigned int v2445 = v2444 + v2241;
         const unsigned int v2446 = v2440 ? v2445 : 0u;
-        iron_copy_async<16>(shm1 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), b + v2446, v2440);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2460 = v28 + v2261;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), b + v2446, v2440);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2460 = v28 + v2261;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2461 = v2460 < v1;
         const bool v2464 = v2461 && v2269;
-        const unsigned int v2466 = v2460 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2466 = v2460 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2468 = v2466 + v2156;
         const unsigned int v2469 = v2468 + v2265;
         const unsigned int v2470 = v2464 ? v2469 : 0u;
-        iron_copy_async<16>(shm1 + (v2280 ^ (((v2280 >> 6u) & 7u) << 3u)), b + v2470, v2464);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2484 = v28 + v2285;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2280 ^ (((v2280 >> 6u) & 7u) << 3u)), b + v2470, v2464);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2484 = v28 + v2285;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2485 = v2484 < v1;
         const bool v2488 = v2485 && v2293;
-        const unsigned int v2490 = v2484 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2490 = v2484 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2492 = v2490 + v2156;
         const unsigned int v2493 = v2492 + v2289;
         const unsigned int v2494 = v2488 ? v2493 : 0u;
-        iron_copy_async<16>(shm1 + (v2304 ^ (((v2304 >> 6u) & 7u) << 3u)), b + v2494, v2488);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2508 = v28 + v2309;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2304 ^ (((v2304 >> 6u) & 7u) << 3u)), b + v2494, v2488);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2508 = v28 + v2309;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2509 = v2508 < v1;
         const bool v2512 = v2509 && v2317;
-        const unsigned int v2514 = v2508 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2514 = v2508 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2516 = v2514 + v2156;
         const unsigned int v2517 = v2516 + v2313;
         const unsigned int v2518 = v2512 ? v2517 : 0u;
-        iron_copy_async<16>(shm1 + (v2328 ^ (((v2328 >> 6u) & 7u) << 3u)), b + v2518, v2512);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2532 = v28 + v2333;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2328 ^ (((v2328 >> 6u) & 7u) << 3u)), b + v2518, v2512);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2532 = v28 + v2333;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2533 = v2532 < v1;
         const bool v2536 = v2533 && v2341;
-        const unsigned int v2538 = v2532 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2538 = v2532 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2540 = v2538 + v2156;
         const unsigned int v2541 = v2540 + v2337;
         const unsigned int v2542 = v2536 ? v2541 : 0u;
-        iron_copy_async<16>(shm1 + (v2352 ^ (((v2352 >> 6u) & 7u) << 3u)), b + v2542, v2536);  // kernels/gemm/gemm_tiles.hpp:82
+        iron_copy_async<16>(shm1 + (v2352 ^ (((v2352 >> 6u) & 7u) << 3u)), b + v2542, v2536);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
-    const unsigned int v2559 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v2565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v2559 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v2547 = 0u; v2547 < v2; v2547 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (unsigned int v2547 = 0u; v2547 < v2; v2547 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2549 = v2547 >> 6u;
       const unsigned int v2551 = v2549 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2553 = v2551 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
-      const unsigned int v2560 = v2553 + v2559;  // kernels/gemm/gemm_tiles.hpp:240
+      const unsigned int v2553 = v2551 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
+      const unsigned int v2560 = v2553 + v2559;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2560, 64u);
-      const unsigned int v2566 = v2553 + v2565;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2566 = v2553 + v2565;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2566, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2573 = v2560 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2573 = v2560 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2573, 64u);
-      const unsigned int v2579 = v2566 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2579 = v2566 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2579, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2585 = v2560 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2585 = v2560 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2585, 64u);
-      const unsigned int v2591 = v2566 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2591 = v2566 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2591, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2597 = v2560 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2597 = v2560 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2597, 64u);
-      const unsigned int v2603 = v2566 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2603 = v2566 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2603, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const unsigned int v2606 = v2547 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const unsigned int v2606 = v2547 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
       const unsigned int v2608 = v2549 + 2u;
       const unsigned int v2609 = v2608 % 3u;
       const bool v2610 = v2606 < v2;
       if (v2610) {
-        const unsigned int v2612 = v2609 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v2614 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2617 = v2614 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2620 = v2614 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2612 = v2609 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2614 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2617 = v2614 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2620 = v2614 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2621 = v2620 << 3u;
-        const unsigned int v2622 = v24 + v2617;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2622 = v24 + v2617;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2623 = v2622 < v0;
         const unsigned int v2624 = v2606 + v2621;
         const bool v2625 = v2624 < v2;
         const bool v2626 = v2623 && v2625;
-        const unsigned int v2628 = v2622 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2628 = v2622 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2630 = v2628 + v2606;
         const unsigned int v2631 = v2630 + v2621;
         const unsigned int v2632 = v2626 ? v2631 : 0u;
-        const unsigned int v2634 = v2617 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2634 = v2617 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2635 = v2612 + v2634;
         const unsigned int v2636 = v2635 + v2621;
         iron_copy_async<16>(shm0 + (v2636 ^ (((v2636 >> 6u) & 7u) << 3u)), a + v2632, v2626);
-        const unsigned int v2639 = v2614 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2641 = v2639 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2644 = v2639 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2639 = v2614 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2641 = v2639 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2644 = v2639 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2645 = v2644 << 3u;
-        const unsigned int v2646 = v24 + v2641;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2646 = v24 + v2641;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2647 = v2646 < v0;
         const unsigned int v2648 = v2606 + v2645;
         const bool v2649 = v2648 < v2;
         const bool v2650 = v2647 && v2649;
-        const unsigned int v2652 = v2646 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2652 = v2646 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2654 = v2652 + v2606;
         const unsigned int v2655 = v2654 + v2645;
         const unsigned int v2656 = v2650 ? v2655 : 0u;
-        const unsigned int v2658 = v2641 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2658 = v2641 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2659 = v2612 + v2658;
         const unsigned int v2660 = v2659 + v2645;
         iron_copy_async<16>(shm0 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), a + v2656, v2650);
-        const unsigned int v2663 = v2614 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2665 = v2663 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2668 = v2663 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2663 = v2614 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2665 = v2663 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2668 = v2663 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2669 = v2668 << 3u;
-        const unsigned int v2670 = v24 + v2665;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2670 = v24 + v2665;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2671 = v2670 < v0;
         const unsigned int v2672 = v2606 + v2669;
         const bool v2673 = v2672 < v2;
         const bool v2674 = v2671 && v2673;
-        const unsigned int v2676 = v2670 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2676 = v2670 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2678 = v2676 + v2606;
         const unsigned int v2679 = v2678 + v2669;
         const unsigned int v2680 = v2674 ? v2679 : 0u;
-        const unsigned int v2682 = v2665 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2682 = v2665 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2683 = v2612 + v2682;
         const unsigned int v2684 = v2683 + v2669;
         iron_copy_async<16>(shm0 + (v2684 ^ (((v2684 >> 6u) & 7u) << 3u)), a + v2680, v2674);
-        const unsigned int v2687 = v2614 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2689 = v2687 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2692 = v2687 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2687 = v2614 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2689 = v2687 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2692 = v2687 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2693 = v2692 << 3u;
-        const unsigned int v2694 = v24 + v2689;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2694 = v24 + v2689;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2695 = v2694 < v0;
         const unsigned int v2696 = v2606 + v2693;
         const bool v2697 = v2696 < v2;
         const bool v2698 = v2695 && v2697;
-        const unsigned int v2700 = v2694 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2700 = v2694 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2702 = v2700 + v2606;
         const unsigned int v2703 = v2702 + v2693;
         const unsigned int v2704 = v2698 ? v2703 : 0u;
-        const unsigned int v2706 = v2689 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2706 = v2689 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2707 = v2612 + v2706;
         const unsigned int v2708 = v2707 + v2693;
         iron_copy_async<16>(shm0 + (v2708 ^ (((v2708 >> 6u) & 7u) << 3u)), a + v2704, v2698);
-        const unsigned int v2711 = v2614 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2713 = v2711 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2716 = v2711 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2711 = v2614 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2713 = v2711 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2716 = v2711 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2717 = v2716 << 3u;
-        const unsigned int v2718 = v24 + v2713;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2718 = v24 + v2713;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2719 = v2718 < v0;
         const unsigned int v2720 = v2606 + v2717;
         const bool v2721 = v2720 < v2;
         const bool v2722 = v2719 && v2721;
-        const unsigned int v2724 = v2718 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2724 = v2718 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2726 = v2724 + v2606;
         const unsigned int v2727 = v2726 + v2717;
         const unsigned int v2728 = v2722 ? v2727 : 0u;
-        const unsigned int v2730 = v2713 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2730 = v2713 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2731 = v2612 + v2730;
         const unsigned int v2732 = v2731 + v2717;
         iron_copy_async<16>(shm0 + (v2732 ^ (((v2732 >> 6u) & 7u) << 3u)), a + v2728, v2722);
-        const unsigned int v2735 = v2614 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2737 = v2735 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2740 = v2735 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2735 = v2614 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2737 = v2735 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2740 = v2735 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2741 = v2740 << 3u;
-        const unsigned int v2742 = v24 + v2737;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2742 = v24 + v2737;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2743 = v2742 < v0;
         const unsigned int v2744 = v2606 + v2741;
         const bool v2745 = v2744 < v2;
         const bool v2746 = v2743 && v2745;
-        const unsigned int v2748 = v2742 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2748 = v2742 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2750 = v2748 + v2606;
         const unsigned int v2751 = v2750 + v2741;
         const unsigned int v2752 = v2746 ? v2751 : 0u;
-        const unsigned int v2754 = v2737 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2754 = v2737 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2755 = v2612 + v2754;
         const unsigned int v2756 = v2755 + v2741;
         iron_copy_async<16>(shm0 + (v2756 ^ (((v2756 >> 6u) & 7u) << 3u)), a + v2752, v2746);
-        const unsigned int v2759 = v2614 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2761 = v2759 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2764 = v2759 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2759 = v2614 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2761 = v2759 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2764 = v2759 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2765 = v2764 << 3u;
-        const unsigned int v2766 = v24 + v2761;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2766 = v24 + v2761;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2767 = v2766 < v0;
         const unsigned int v2768 = v2606 + v2765;
         const bool v2769 = v2768 < v2;
         const bool v2770 = v2767 && v2769;
-        const unsigned int v2772 = v2766 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2772 = v2766 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2774 = v2772 + v2606;
         const unsigned int v2775 = v2774 + v2765;
         const unsigned int v2776 = v2770 ? v2775 : 0u;
-        const unsigned int v2778 = v2761 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2778 = v2761 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2779 = v2612 + v2778;
         const unsigned int v2780 = v2779 + v2765;
         iron_copy_async<16>(shm0 + (v2780 ^ (((v2780 >> 6u) & 7u) << 3u)), a + v2776, v2770);
-        const unsigned int v2783 = v2614 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2785 = v2783 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2788 = v2783 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2783 = v2614 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2785 = v2783 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2788 = v2783 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
         const unsigned int v2789 = v2788 << 3u;
-        const unsigned int v2790 = v24 + v2785;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2790 = v24 + v2785;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2791 = v2790 < v0;
         const unsigned int v2792 = v2606 + v2789;
         const bool v2793 = v2792 < v2;
         const bool v2794 = v2791 && v2793;
-        const unsigned int v2796 = v2790 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2796 = v2790 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2798 = v2796 + v2606;
         const unsigned int v2799 = v2798 + v2789;
         const unsigned int v2800 = v2794 ? v2799 : 0u;
-        const unsigned int v2802 = v2785 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2802 = v2785 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
         const unsigned int v2803 = v2612 + v2802;
         const unsigned int v2804 = v2803 + v2789;
         iron_copy_async<16>(shm0 + (v2804 ^ (((v2804 >> 6u) & 7u) << 3u)), a + v2800, v2794);
-        const unsigned int v2816 = v28 + v2617;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2816 = v28 + v2617;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2817 = v2816 < v1;
         const bool v2820 = v2817 && v2625;
-        const unsigned int v2822 = v2816 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2822 = v2816 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2824 = v2822 + v2606;
         const unsigned int v2825 = v2824 + v2621;
         const unsigned int v2826 = v2820 ? v2825 : 0u;
-        iron_copy_async<16>(shm1 + (v2636 ^ (((v2636 >> 6u) & 7u) << 3u)), b + v2826, v2820);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2840 = v28 + v2641;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2636 ^ (((v2636 >> 6u) & 7u) << 3u)), b + v2826, v2820);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2840 = v28 + v2641;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2841 = v2840 < v1;
         const bool v2844 = v2841 && v2649;
-        const unsigned int v2846 = v2840 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2846 = v2840 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2848 = v2846 + v2606;
         const unsigned int v2849 = v2848 + v2645;
         const unsigned int v2850 = v2844 ? v2849 : 0u;
-        iron_copy_async<16>(shm1 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), b + v2850, v2844);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2864 = v28 + v2665;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), b + v2850, v2844);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2864 = v28 + v2665;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2865 = v2864 < v1;
         const bool v2868 = v2865 && v2673;
-        const unsigned int v2870 = v2864 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2870 = v2864 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2872 = v2870 + v2606;
         const unsigned int v2873 = v2872 + v2669;
         const unsigned int v2874 = v2868 ? v2873 : 0u;
-        iron_copy_async<16>(shm1 + (v2684 ^ (((v2684 >> 6u) & 7u) << 3u)), b + v2874, v2868);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2888 = v28 + v2689;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2684 ^ (((v2684 >> 6u) & 7u) << 3u)), b + v2874, v2868);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2888 = v28 + v2689;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2889 = v2888 < v1;
         const bool v2892 = v2889 && v2697;
-        const unsigned int v2894 = v2888 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2894 = v2888 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2896 = v2894 + v2606;
         const unsigned int v2897 = v2896 + v2693;
         const unsigned int v2898 = v2892 ? v2897 : 0u;
-        iron_copy_async<16>(shm1 + (v2708 ^ (((v2708 >> 6u) & 7u) << 3u)), b + v2898, v2892);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2912 = v28 + v2713;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2708 ^ (((v2708 >> 6u) & 7u) << 3u)), b + v2898, v2892);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2912 = v28 + v2713;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2913 = v2912 < v1;
         const bool v2916 = v2913 && v2721;
-        const unsigned int v2918 = v2912 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2918 = v2912 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2920 = v2918 + v2606;
         const unsigned int v2921 = v2920 + v2717;
         const unsigned int v2922 = v2916 ? v2921 : 0u;
-        iron_copy_async<16>(shm1 + (v2732 ^ (((v2732 >> 6u) & 7u) << 3u)), b + v2922, v2916);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2936 = v28 + v2737;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2732 ^ (((v2732 >> 6u) & 7u) << 3u)), b + v2922, v2916);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2936 = v28 + v2737;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2937 = v2936 < v1;
         const bool v2940 = v2937 && v2745;
-        const unsigned int v2942 = v2936 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2942 = v2936 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2944 = v2942 + v2606;
         const unsigned int v2945 = v2944 + v2741;
         const unsigned int v2946 = v2940 ? v2945 : 0u;
-        iron_copy_async<16>(shm1 + (v2756 ^ (((v2756 >> 6u) & 7u) << 3u)), b + v2946, v2940);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2960 = v28 + v2761;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2756 ^ (((v2756 >> 6u) & 7u) << 3u)), b + v2946, v2940);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2960 = v28 + v2761;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2961 = v2960 < v1;
         const bool v2964 = v2961 && v2769;
-        const unsigned int v2966 = v2960 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2966 = v2960 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2968 = v2966 + v2606;
         const unsigned int v2969 = v2968 + v2765;
         const unsigned int v2970 = v2964 ? v2969 : 0u;
-        iron_copy_async<16>(shm1 + (v2780 ^ (((v2780 >> 6u) & 7u) << 3u)), b + v2970, v2964);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2984 = v28 + v2785;  // kernels/gemm/gemm_tiles.hpp:80
+        iron_copy_async<16>(shm1 + (v2780 ^ (((v2780 >> 6u) & 7u) << 3u)), b + v2970, v2964);  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2984 = v28 + v2785;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v2985 = v2984 < v1;
         const bool v2988 = v2985 && v2793;
-        const unsigned int v2990 = v2984 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2990 = v2984 * v2;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2992 = v2990 + v2606;
         const unsigned int v2993 = v2992 + v2789;
         const unsigned int v2994 = v2988 ? v2993 : 0u;
-        iron_copy_async<16>(shm1 + (v2804 ^ (((v2804 >> 6u) & 7u) << 3u)), b + v2994, v2988);  // kernels/gemm/gemm_tiles.hpp:82
+        iron_copy_async<16>(shm1 + (v2804 ^ (((v2804 >> 6u) & 7u) << 3u)), b + v2994, v2988);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
     }
     __syncthreads();
   } else {
-    const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v513 = threadIdx.x;
-    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:96
+    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v521 = v520 < v0;
         const unsigned int v522 = v511 + v519;
         const bool v523 = v522 < v2;
         const bool v524 = v521 && v523;
         if (v524) {
-          const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v528 = v526 + v511;
           const unsigned int v529 = v528 + v519;
           const iron_bf16 v530 = a[v529];
-          const unsigned int v532 = v517 << 6u;
+          const unsigned int v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v533 = v532 + v519;
           shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = v530;
         } else {
-          const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v536 = v535 + v519;
           shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v547 = v546 < v1;
         const unsigned int v548 = v511 + v545;
         const bool v549 = v548 < v2;
         const bool v550 = v547 && v549;
         if (v550) {
-          const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v554 = v552 + v511;
           const unsigned int v555 = v554 + v545;
           const iron_bf16 v556 = b[v555];
-          const unsigned int v558 = v543 << 6u;
+          const unsigned int v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const unsigned int v559 = v558 + v545;
           shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = v556;
         } else {
-          const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v562 = v561 + v545;
           shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const unsigned int v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const unsigned int v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const unsigned int v615 = v24 + v33;
-  const unsigned int v616 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v616 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v617 = v615 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v618 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -829,11 +829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v627 = v626 + v619;
     out[v627] = v625;
   }
-  const unsigned int v628 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v628 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v629 = v615 + v628;
-  const unsigned int v630 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v630 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v631 = v614 + v630;
-  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v633 = v631 < v1;
   const bool v634 = v632 && v633;
   if (v634) {
@@ -844,11 +844,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v639 = v638 + v631;
     out[v639] = v637;
   }
-  const unsigned int v640 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v640 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v641 = v615 + v640;
-  const unsigned int v642 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v642 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v643 = v614 + v642;
-  const bool v644 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v644 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v645 = v643 < v1;
   const bool v646 = v644 && v645;
   if (v646) {
@@ -859,11 +859,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v651 = v650 + v643;
     out[v651] = v649;
   }
-  const unsigned int v652 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v652 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v653 = v615 + v652;
-  const unsigned int v654 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v654 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v655 = v614 + v654;
-  const bool v656 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v656 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v657 = v655 < v1;
   const bool v658 = v656 && v657;
   if (v658) {
@@ -874,11 +874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v663 = v662 + v655;
     out[v663] = v661;
   }
-  const unsigned int v664 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v664 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v665 = v615 + v664;
-  const unsigned int v666 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v666 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v667 = v614 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v669 = v667 < v1;
   const bool v670 = v668 && v669;
   if (v670) {
@@ -889,11 +889,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v675 = v674 + v667;
     out[v675] = v673;
   }
-  const unsigned int v676 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v676 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v677 = v615 + v676;
-  const unsigned int v678 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v678 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v679 = v614 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -904,11 +904,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v687 = v686 + v679;
     out[v687] = v685;
   }
-  const unsigned int v688 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v688 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v689 = v615 + v688;
-  const unsigned int v690 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v690 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v691 = v614 + v690;
-  const bool v692 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v692 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v693 = v691 < v1;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -919,11 +919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v699 = v698 + v691;
     out[v699] = v697;
   }
-  const unsigned int v700 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v700 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v701 = v615 + v700;
-  const unsigned int v702 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v702 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v703 = v614 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -934,11 +934,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v711 = v710 + v703;
     out[v711] = v709;
   }
-  const unsigned int v712 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v712 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v713 = v615 + v712;
-  const unsigned int v714 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v714 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v715 = v614 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -949,11 +949,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v723 = v722 + v715;
     out[v723] = v721;
   }
-  const unsigned int v724 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v724 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v725 = v615 + v724;
-  const unsigned int v726 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v726 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v727 = v614 + v726;
-  const bool v728 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v728 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v729 = v727 < v1;
   const bool v730 = v728 && v729;
   if (v730) {
@@ -964,11 +964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v735 = v734 + v727;
     out[v735] = v733;
   }
-  const unsigned int v736 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v736 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v737 = v615 + v736;
-  const unsigned int v738 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v738 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v739 = v614 + v738;
-  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v741 = v739 < v1;
   const bool v742 = v740 && v741;
   if (v742) {
@@ -979,11 +979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v747 = v746 + v739;
     out[v747] = v745;
   }
-  const unsigned int v748 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v748 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v749 = v615 + v748;
-  const unsigned int v750 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v750 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v751 = v614 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v753 = v751 < v1;
   const bool v754 = v752 && v753;
   if (v754) {
@@ -994,11 +994,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v759 = v758 + v751;
     out[v759] = v757;
   }
-  const unsigned int v760 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v760 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v761 = v615 + v760;
-  const unsigned int v762 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v762 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v763 = v614 + v762;
-  const bool v764 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v764 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v765 = v763 < v1;
   const bool v766 = v764 && v765;
   if (v766) {
@@ -1009,11 +1009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v771 = v770 + v763;
     out[v771] = v769;
   }
-  const unsigned int v772 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v772 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v773 = v615 + v772;
-  const unsigned int v774 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v774 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v775 = v614 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v777 = v775 < v1;
   const bool v778 = v776 && v777;
   if (v778) {
@@ -1024,11 +1024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v783 = v782 + v775;
     out[v783] = v781;
   }
-  const unsigned int v784 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v784 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v785 = v615 + v784;
-  const unsigned int v786 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v786 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v787 = v614 + v786;
-  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -1039,11 +1039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v795 = v794 + v787;
     out[v795] = v793;
   }
-  const unsigned int v796 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v796 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v797 = v615 + v796;
-  const unsigned int v798 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v798 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v799 = v614 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -1054,11 +1054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v807 = v806 + v799;
     out[v807] = v805;
   }
-  const unsigned int v808 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v808 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v809 = v615 + v808;
-  const unsigned int v810 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v810 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v811 = v614 + v810;
-  const bool v812 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v812 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v813 = v811 < v1;
   const bool v814 = v812 && v813;
   if (v814) {
@@ -1069,11 +1069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v819 = v818 + v811;
     out[v819] = v817;
   }
-  const unsigned int v820 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v820 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v821 = v615 + v820;
-  const unsigned int v822 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v822 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v823 = v614 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v825 = v823 < v1;
   const bool v826 = v824 && v825;
   if (v826) {
@@ -1084,11 +1084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v831 = v830 + v823;
     out[v831] = v829;
   }
-  const unsigned int v832 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v832 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v833 = v615 + v832;
-  const unsigned int v834 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v834 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v835 = v614 + v834;
-  const bool v836 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v836 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v837 = v835 < v1;
   const bool v838 = v836 && v837;
   if (v838) {
@@ -1099,11 +1099,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v843 = v842 + v835;
     out[v843] = v841;
   }
-  const unsigned int v844 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v844 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v845 = v615 + v844;
-  const unsigned int v846 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v846 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v847 = v614 + v846;
-  const bool v848 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v848 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v849 = v847 < v1;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -1114,11 +1114,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v855 = v854 + v847;
     out[v855] = v853;
   }
-  const unsigned int v856 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v856 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v857 = v615 + v856;
-  const unsigned int v858 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v858 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v859 = v614 + v858;
-  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v861 = v859 < v1;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -1129,11 +1129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v867 = v866 + v859;
     out[v867] = v865;
   }
-  const unsigned int v868 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v868 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v869 = v615 + v868;
-  const unsigned int v870 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v870 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v871 = v614 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v873 = v871 < v1;
   const bool v874 = v872 && v873;
   if (v874) {
@@ -1144,11 +1144,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v879 = v878 + v871;
     out[v879] = v877;
   }
-  const unsigned int v880 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v880 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v881 = v615 + v880;
-  const unsigned int v882 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v882 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v883 = v614 + v882;
-  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -1159,11 +1159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v891 = v890 + v883;
     out[v891] = v889;
   }
-  const unsigned int v892 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v892 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v893 = v615 + v892;
-  const unsigned int v894 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v894 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v895 = v614 + v894;
-  const bool v896 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v896 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v897 = v895 < v1;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -1174,11 +1174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v903 = v902 + v895;
     out[v903] = v901;
   }
-  const unsigned int v904 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v904 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v905 = v615 + v904;
-  const unsigned int v906 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v906 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v907 = v614 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v908 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v909 = v907 < v1;
   const bool v910 = v908 && v909;
   if (v910) {
@@ -1189,11 +1189,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v915 = v914 + v907;
     out[v915] = v913;
   }
-  const unsigned int v916 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v916 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v917 = v615 + v916;
-  const unsigned int v918 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v918 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v919 = v614 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v921 = v919 < v1;
   const bool v922 = v920 && v921;
   if (v922) {
@@ -1204,11 +1204,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v927 = v926 + v919;
     out[v927] = v925;
   }
-  const unsigned int v928 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v928 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v929 = v615 + v928;
-  const unsigned int v930 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v930 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v931 = v614 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v933 = v931 < v1;
   const bool v934 = v932 && v933;
   if (v934) {
@@ -1219,11 +1219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v939 = v938 + v931;
     out[v939] = v937;
   }
-  const unsigned int v940 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v940 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v941 = v615 + v940;
-  const unsigned int v942 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v942 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v943 = v614 + v942;
-  const bool v944 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v944 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v945 = v943 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -1234,11 +1234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v951 = v950 + v943;
     out[v951] = v949;
   }
-  const unsigned int v952 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v952 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v953 = v615 + v952;
-  const unsigned int v954 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v954 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v955 = v614 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -1249,11 +1249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v963 = v962 + v955;
     out[v963] = v961;
   }
-  const unsigned int v964 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v964 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v965 = v615 + v964;
-  const unsigned int v966 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v966 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v967 = v614 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -1264,11 +1264,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v975 = v974 + v967;
     out[v975] = v973;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v976 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v977 = v615 + v976;
-  const unsigned int v978 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v978 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v979 = v614 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v981 = v979 < v1;
   const bool v982 = v980 && v981;
   if (v982) {
@@ -1279,11 +1279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v987 = v986 + v979;
     out[v987] = v985;
   }
-  const unsigned int v988 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v988 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v989 = v615 + v988;
-  const unsigned int v990 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v990 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v991 = v614 + v990;
-  const bool v992 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v992 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v993 = v991 < v1;
   const bool v994 = v992 && v993;
   if (v994) {
@@ -1294,11 +1294,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v999 = v998 + v991;
     out[v999] = v997;
   }
-  const unsigned int v1000 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1000 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1001 = v615 + v1000;
-  const unsigned int v1002 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1002 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1003 = v614 + v1002;
-  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1005 = v1003 < v1;
   const bool v1006 = v1004 && v1005;
   if (v1006) {
@@ -1309,11 +1309,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1011 = v1010 + v1003;
     out[v1011] = v1009;
   }
-  const unsigned int v1012 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1012 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1013 = v615 + v1012;
-  const unsigned int v1014 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1014 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1015 = v614 + v1014;
-  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1017 = v1015 < v1;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
@@ -1324,11 +1324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1023 = v1022 + v1015;
     out[v1023] = v1021;
   }
-  const unsigned int v1024 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1024 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1025 = v615 + v1024;
-  const unsigned int v1026 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1026 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1027 = v614 + v1026;
-  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1029 = v1027 < v1;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -1339,11 +1339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1035 = v1034 + v1027;
     out[v1035] = v1033;
   }
-  const unsigned int v1036 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1036 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1037 = v615 + v1036;
-  const unsigned int v1038 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1038 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1039 = v614 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -1354,11 +1354,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1047 = v1046 + v1039;
     out[v1047] = v1045;
   }
-  const unsigned int v1048 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1048 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1049 = v615 + v1048;
-  const unsigned int v1050 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1050 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1051 = v614 + v1050;
-  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1369,11 +1369,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1059 = v1058 + v1051;
     out[v1059] = v1057;
   }
-  const unsigned int v1060 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1060 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1061 = v615 + v1060;
-  const unsigned int v1062 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1062 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1063 = v614 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1065 = v1063 < v1;
   const bool v1066 = v1064 && v1065;
   if (v1066) {
@@ -1384,11 +1384,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1071 = v1070 + v1063;
     out[v1071] = v1069;
   }
-  const unsigned int v1072 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1072 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1073 = v615 + v1072;
-  const unsigned int v1074 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1074 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1075 = v614 + v1074;
-  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1077 = v1075 < v1;
   const bool v1078 = v1076 && v1077;
   if (v1078) {
@@ -1399,11 +1399,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1083 = v1082 + v1075;
     out[v1083] = v1081;
   }
-  const unsigned int v1084 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1084 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1085 = v615 + v1084;
-  const unsigned int v1086 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1086 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1087 = v614 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1089 = v1087 < v1;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
@@ -1414,11 +1414,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1095 = v1094 + v1087;
     out[v1095] = v1093;
   }
-  const unsigned int v1096 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1096 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1097 = v615 + v1096;
-  const unsigned int v1098 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1098 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1099 = v614 + v1098;
-  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1101 = v1099 < v1;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
@@ -1429,11 +1429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1107 = v1106 + v1099;
     out[v1107] = v1105;
   }
-  const unsigned int v1108 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1108 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1109 = v615 + v1108;
-  const unsigned int v1110 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1110 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1111 = v614 + v1110;
-  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1444,11 +1444,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1119 = v1118 + v1111;
     out[v1119] = v1117;
   }
-  const unsigned int v1120 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1120 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1121 = v615 + v1120;
-  const unsigned int v1122 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1122 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1123 = v614 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1459,11 +1459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1131 = v1130 + v1123;
     out[v1131] = v1129;
   }
-  const unsigned int v1132 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1132 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1133 = v615 + v1132;
-  const unsigned int v1134 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1134 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1135 = v614 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1137 = v1135 < v1;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1474,11 +1474,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1143 = v1142 + v1135;
     out[v1143] = v1141;
   }
-  const unsigned int v1144 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1144 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1145 = v615 + v1144;
-  const unsigned int v1146 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1146 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1147 = v614 + v1146;
-  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1149 = v1147 < v1;
   const bool v1150 = v1148 && v1149;
   if (v1150) {
@@ -1489,11 +1489,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1155 = v1154 + v1147;
     out[v1155] = v1153;
   }
-  const unsigned int v1156 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1156 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1157 = v615 + v1156;
-  const unsigned int v1158 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1158 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1159 = v614 + v1158;
-  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1161 = v1159 < v1;
   const bool v1162 = v1160 && v1161;
   if (v1162) {
@@ -1504,11 +1504,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1167 = v1166 + v1159;
     out[v1167] = v1165;
   }
-  const unsigned int v1168 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1168 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1169 = v615 + v1168;
-  const unsigned int v1170 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1170 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1171 = v614 + v1170;
-  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1173 = v1171 < v1;
   const bool v1174 = v1172 && v1173;
   if (v1174) {
@@ -1519,11 +1519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1179 = v1178 + v1171;
     out[v1179] = v1177;
   }
-  const unsigned int v1180 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1180 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1181 = v615 + v1180;
-  const unsigned int v1182 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1182 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1183 = v614 + v1182;
-  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1185 = v1183 < v1;
   const bool v1186 = v1184 && v1185;
   if (v1186) {
@@ -1534,11 +1534,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1191 = v1190 + v1183;
     out[v1191] = v1189;
   }
-  const unsigned int v1192 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1192 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1193 = v615 + v1192;
-  const unsigned int v1194 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1194 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1195 = v614 + v1194;
-  const bool v1196 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1196 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1197 = v1195 < v1;
   const bool v1198 = v1196 && v1197;
   if (v1198) {
@@ -1549,11 +1549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1203 = v1202 + v1195;
     out[v1203] = v1201;
   }
-  const unsigned int v1204 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1204 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1205 = v615 + v1204;
-  const unsigned int v1206 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1206 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1207 = v614 + v1206;
-  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1209 = v1207 < v1;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
@@ -1564,11 +1564,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1215 = v1214 + v1207;
     out[v1215] = v1213;
   }
-  const unsigned int v1216 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1216 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1217 = v615 + v1216;
-  const unsigned int v1218 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1218 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1219 = v614 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1579,11 +1579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1227 = v1226 + v1219;
     out[v1227] = v1225;
   }
-  const unsigned int v1228 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1228 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1229 = v615 + v1228;
-  const unsigned int v1230 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1230 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1231 = v614 + v1230;
-  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1233 = v1231 < v1;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1594,11 +1594,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1239 = v1238 + v1231;
     out[v1239] = v1237;
   }
-  const unsigned int v1240 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1240 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1241 = v615 + v1240;
-  const unsigned int v1242 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1242 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1243 = v614 + v1242;
-  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1245 = v1243 < v1;
   const bool v1246 = v1244 && v1245;
   if (v1246) {
@@ -1609,11 +1609,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1251 = v1250 + v1243;
     out[v1251] = v1249;
   }
-  const unsigned int v1252 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1252 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1253 = v615 + v1252;
-  const unsigned int v1254 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1254 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1255 = v614 + v1254;
-  const bool v1256 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1256 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1257 = v1255 < v1;
   const bool v1258 = v1256 && v1257;
   if (v1258) {
@@ -1624,11 +1624,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1263 = v1262 + v1255;
     out[v1263] = v1261;
   }
-  const unsigned int v1264 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1264 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1265 = v615 + v1264;
-  const unsigned int v1266 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1266 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1267 = v614 + v1266;
-  const bool v1268 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1268 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1269 = v1267 < v1;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1639,11 +1639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1275 = v1274 + v1267;
     out[v1275] = v1273;
   }
-  const unsigned int v1276 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1276 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1277 = v615 + v1276;
-  const unsigned int v1278 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1278 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1279 = v614 + v1278;
-  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1654,11 +1654,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1287 = v1286 + v1279;
     out[v1287] = v1285;
   }
-  const unsigned int v1288 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1288 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1289 = v615 + v1288;
-  const unsigned int v1290 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1290 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1291 = v614 + v1290;
-  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1669,11 +1669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1299 = v1298 + v1291;
     out[v1299] = v1297;
   }
-  const unsigned int v1300 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1300 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1301 = v615 + v1300;
-  const unsigned int v1302 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1302 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1303 = v614 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1305 = v1303 < v1;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1684,11 +1684,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1311 = v1310 + v1303;
     out[v1311] = v1309;
   }
-  const unsigned int v1312 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1312 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1313 = v615 + v1312;
-  const unsigned int v1314 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1314 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1315 = v614 + v1314;
-  const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1317 = v1315 < v1;
   const bool v1318 = v1316 && v1317;
   if (v1318) {
@@ -1699,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1323 = v1322 + v1315;
     out[v1323] = v1321;
   }
-  const unsigned int v1324 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1324 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1325 = v615 + v1324;
-  const unsigned int v1326 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1326 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1327 = v614 + v1326;
-  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1329 = v1327 < v1;
   const bool v1330 = v1328 && v1329;
   if (v1330) {
@@ -1714,11 +1714,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1335 = v1334 + v1327;
     out[v1335] = v1333;
   }
-  const unsigned int v1336 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1336 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1337 = v615 + v1336;
-  const unsigned int v1338 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1338 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1339 = v614 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1341 = v1339 < v1;
   const bool v1342 = v1340 && v1341;
   if (v1342) {
@@ -1729,11 +1729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1347 = v1346 + v1339;
     out[v1347] = v1345;
   }
-  const unsigned int v1348 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1348 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1349 = v615 + v1348;
-  const unsigned int v1350 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1350 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1351 = v614 + v1350;
-  const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1353 = v1351 < v1;
   const bool v1354 = v1352 && v1353;
   if (v1354) {
@@ -1744,11 +1744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1359 = v1358 + v1351;
     out[v1359] = v1357;
   }
-  const unsigned int v1360 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1360 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1361 = v615 + v1360;
-  const unsigned int v1362 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1362 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1363 = v614 + v1362;
-  const bool v1364 = v1361 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1364 = v1361 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1365 = v1363 < v1;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1759,11 +1759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1371 = v1370 + v1363;
     out[v1371] = v1369;
   }
-  const unsigned int v1372 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1372 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1373 = v615 + v1372;
-  const unsigned int v1374 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1374 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1375 = v614 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1774,11 +1774,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1383 = v1382 + v1375;
     out[v1383] = v1381;
   }
-  const unsigned int v1384 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1384 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1385 = v615 + v1384;
-  const unsigned int v1386 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1386 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1387 = v614 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
@@ -1789,11 +1789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1395 = v1394 + v1387;
     out[v1395] = v1393;
   }
-  const unsigned int v1396 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1396 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1397 = v615 + v1396;
-  const unsigned int v1398 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1398 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1399 = v614 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1401 = v1399 < v1;
   const bool v1402 = v1400 && v1401;
   if (v1402) {
@@ -1804,11 +1804,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1407 = v1406 + v1399;
     out[v1407] = v1405;
   }
-  const unsigned int v1408 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1408 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1409 = v615 + v1408;
-  const unsigned int v1410 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1410 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1411 = v614 + v1410;
-  const bool v1412 = v1409 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1412 = v1409 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1413 = v1411 < v1;
   const bool v1414 = v1412 && v1413;
   if (v1414) {
@@ -1819,11 +1819,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1419 = v1418 + v1411;
     out[v1419] = v1417;
   }
-  const unsigned int v1420 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1420 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1421 = v615 + v1420;
-  const unsigned int v1422 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1422 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1423 = v614 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1834,11 +1834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1431 = v1430 + v1423;
     out[v1431] = v1429;
   }
-  const unsigned int v1432 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1432 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1433 = v615 + v1432;
-  const unsigned int v1434 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1434 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1435 = v614 + v1434;
-  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1849,11 +1849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1443 = v1442 + v1435;
     out[v1443] = v1441;
   }
-  const unsigned int v1444 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1444 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1445 = v615 + v1444;
-  const unsigned int v1446 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1446 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1447 = v614 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1449 = v1447 < v1;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1864,11 +1864,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1455 = v1454 + v1447;
     out[v1455] = v1453;
   }
-  const unsigned int v1456 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1456 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1457 = v615 + v1456;
-  const unsigned int v1458 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1458 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1459 = v614 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1879,11 +1879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1467 = v1466 + v1459;
     out[v1467] = v1465;
   }
-  const unsigned int v1468 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1468 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1469 = v615 + v1468;
-  const unsigned int v1470 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1470 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1471 = v614 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1894,11 +1894,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1479 = v1478 + v1471;
     out[v1479] = v1477;
   }
-  const unsigned int v1480 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1480 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1481 = v615 + v1480;
-  const unsigned int v1482 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1482 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1483 = v614 + v1482;
-  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1485 = v1483 < v1;
   const bool v1486 = v1484 && v1485;
   if (v1486) {
@@ -1909,11 +1909,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1491 = v1490 + v1483;
     out[v1491] = v1489;
   }
-  const unsigned int v1492 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1492 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1493 = v615 + v1492;
-  const unsigned int v1494 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1494 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1495 = v614 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1497 = v1495 < v1;
   const bool v1498 = v1496 && v1497;
   if (v1498) {
@@ -1924,11 +1924,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1503 = v1502 + v1495;
     out[v1503] = v1501;
   }
-  const unsigned int v1504 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1504 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1505 = v615 + v1504;
-  const unsigned int v1506 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1506 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1507 = v614 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1509 = v1507 < v1;
   const bool v1510 = v1508 && v1509;
   if (v1510) {
@@ -1939,11 +1939,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1515 = v1514 + v1507;
     out[v1515] = v1513;
   }
-  const unsigned int v1516 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1516 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1517 = v615 + v1516;
-  const unsigned int v1518 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1518 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1519 = v614 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1954,11 +1954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1527 = v1526 + v1519;
     out[v1527] = v1525;
   }
-  const unsigned int v1528 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1528 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1529 = v615 + v1528;
-  const unsigned int v1530 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1530 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1531 = v614 + v1530;
-  const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1533 = v1531 < v1;
   const bool v1534 = v1532 && v1533;
   if (v1534) {
@@ -1969,11 +1969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1539 = v1538 + v1531;
     out[v1539] = v1537;
   }
-  const unsigned int v1540 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1540 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1541 = v615 + v1540;
-  const unsigned int v1542 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1542 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1543 = v614 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1545 = v1543 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
@@ -1984,11 +1984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1551 = v1550 + v1543;
     out[v1551] = v1549;
   }
-  const unsigned int v1552 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1552 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1553 = v615 + v1552;
-  const unsigned int v1554 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1554 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1555 = v614 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1999,11 +1999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1563 = v1562 + v1555;
     out[v1563] = v1561;
   }
-  const unsigned int v1564 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1564 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1565 = v615 + v1564;
-  const unsigned int v1566 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1566 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1567 = v614 + v1566;
-  const bool v1568 = v1565 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1568 = v1565 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1569 = v1567 < v1;
   const bool v1570 = v1568 && v1569;
   if (v1570) {
@@ -2014,11 +2014,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1575 = v1574 + v1567;
     out[v1575] = v1573;
   }
-  const unsigned int v1576 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1576 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1577 = v615 + v1576;
-  const unsigned int v1578 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1578 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1579 = v614 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -2029,11 +2029,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1587 = v1586 + v1579;
     out[v1587] = v1585;
   }
-  const unsigned int v1588 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1588 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1589 = v615 + v1588;
-  const unsigned int v1590 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1590 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1591 = v614 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1593 = v1591 < v1;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -2044,11 +2044,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1599 = v1598 + v1591;
     out[v1599] = v1597;
   }
-  const unsigned int v1600 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1600 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1601 = v615 + v1600;
-  const unsigned int v1602 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1602 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1603 = v614 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1605 = v1603 < v1;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -2059,11 +2059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1611 = v1610 + v1603;
     out[v1611] = v1609;
   }
-  const unsigned int v1612 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1612 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1613 = v615 + v1612;
-  const unsigned int v1614 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1614 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1615 = v614 + v1614;
-  const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1617 = v1615 < v1;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -2074,11 +2074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1623 = v1622 + v1615;
     out[v1623] = v1621;
   }
-  const unsigned int v1624 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1624 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1625 = v615 + v1624;
-  const unsigned int v1626 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1626 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1627 = v614 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
@@ -2089,11 +2089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1635 = v1634 + v1627;
     out[v1635] = v1633;
   }
-  const unsigned int v1636 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1636 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1637 = v615 + v1636;
-  const unsigned int v1638 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1638 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1639 = v614 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -2104,11 +2104,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1647 = v1646 + v1639;
     out[v1647] = v1645;
   }
-  const unsigned int v1648 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1648 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1649 = v615 + v1648;
-  const unsigned int v1650 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1650 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1651 = v614 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1653 = v1651 < v1;
   const bool v1654 = v1652 && v1653;
   if (v1654) {
@@ -2119,11 +2119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1659 = v1658 + v1651;
     out[v1659] = v1657;
   }
-  const unsigned int v1660 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1660 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1661 = v615 + v1660;
-  const unsigned int v1662 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1662 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1663 = v614 + v1662;
-  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1665 = v1663 < v1;
   const bool v1666 = v1664 && v1665;
   if (v1666) {
@@ -2134,11 +2134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1671 = v1670 + v1663;
     out[v1671] = v1669;
   }
-  const unsigned int v1672 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1672 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1673 = v615 + v1672;
-  const unsigned int v1674 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1674 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1675 = v614 + v1674;
-  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1677 = v1675 < v1;
   const bool v1678 = v1676 && v1677;
   if (v1678) {
@@ -2149,11 +2149,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1683 = v1682 + v1675;
     out[v1683] = v1681;
   }
-  const unsigned int v1684 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1684 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1685 = v615 + v1684;
-  const unsigned int v1686 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1686 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1687 = v614 + v1686;
-  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1689 = v1687 < v1;
   const bool v1690 = v1688 && v1689;
   if (v1690) {
@@ -2164,11 +2164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1695 = v1694 + v1687;
     out[v1695] = v1693;
   }
-  const unsigned int v1696 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1696 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1697 = v615 + v1696;
-  const unsigned int v1698 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1698 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1699 = v614 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -2179,11 +2179,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1707 = v1706 + v1699;
     out[v1707] = v1705;
   }
-  const unsigned int v1708 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1708 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1709 = v615 + v1708;
-  const unsigned int v1710 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1710 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1711 = v614 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1713 = v1711 < v1;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -2194,11 +2194,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1719 = v1718 + v1711;
     out[v1719] = v1717;
   }
-  const unsigned int v1720 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1720 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1721 = v615 + v1720;
-  const unsigned int v1722 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1722 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1723 = v614 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -2209,11 +2209,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1731 = v1730 + v1723;
     out[v1731] = v1729;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1732 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1733 = v615 + v1732;
-  const unsigned int v1734 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1734 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1735 = v614 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1737 = v1735 < v1;
   const bool v1738 = v1736 && v1737;
   if (v1738) {
@@ -2224,11 +2224,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1743 = v1742 + v1735;
     out[v1743] = v1741;
   }
-  const unsigned int v1744 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1744 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1745 = v615 + v1744;
-  const unsigned int v1746 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1746 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1747 = v614 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1749 = v1747 < v1;
   const bool v1750 = v1748 && v1749;
   if (v1750) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1755 = v1754 + v1747;
     out[v1755] = v1753;
   }
-  const unsigned int v1756 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1756 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1757 = v615 + v1756;
-  const unsigned int v1758 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1758 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1759 = v614 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -2254,11 +2254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1767 = v1766 + v1759;
     out[v1767] = v1765;
   }
-  const unsigned int v1768 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1768 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1769 = v615 + v1768;
-  const unsigned int v1770 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1770 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1771 = v614 + v1770;
-  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1773 = v1771 < v1;
   const bool v1774 = v1772 && v1773;
   if (v1774) {
@@ -2269,11 +2269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1779 = v1778 + v1771;
     out[v1779] = v1777;
   }
-  const unsigned int v1780 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1780 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1781 = v615 + v1780;
-  const unsigned int v1782 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1782 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1783 = v614 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1785 = v1783 < v1;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -2284,11 +2284,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1791 = v1790 + v1783;
     out[v1791] = v1789;
   }
-  const unsigned int v1792 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1792 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1793 = v615 + v1792;
-  const unsigned int v1794 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1794 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1795 = v614 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -2299,11 +2299,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1803 = v1802 + v1795;
     out[v1803] = v1801;
   }
-  const unsigned int v1804 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1804 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1805 = v615 + v1804;
-  const unsigned int v1806 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1806 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1807 = v614 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -2314,11 +2314,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1815 = v1814 + v1807;
     out[v1815] = v1813;
   }
-  const unsigned int v1816 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1816 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1817 = v615 + v1816;
-  const unsigned int v1818 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1818 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1819 = v614 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1821 = v1819 < v1;
   const bool v1822 = v1820 && v1821;
   if (v1822) {
@@ -2329,11 +2329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1827 = v1826 + v1819;
     out[v1827] = v1825;
   }
-  const unsigned int v1828 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1828 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1829 = v615 + v1828;
-  const unsigned int v1830 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1830 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1831 = v614 + v1830;
-  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1833 = v1831 < v1;
   const bool v1834 = v1832 && v1833;
   if (v1834) {
@@ -2344,11 +2344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1839 = v1838 + v1831;
     out[v1839] = v1837;
   }
-  const unsigned int v1840 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1840 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1841 = v615 + v1840;
-  const unsigned int v1842 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1842 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1843 = v614 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1845 = v1843 < v1;
   const bool v1846 = v1844 && v1845;
   if (v1846) {
@@ -2359,11 +2359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1851 = v1850 + v1843;
     out[v1851] = v1849;
   }
-  const unsigned int v1852 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1852 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1853 = v615 + v1852;
-  const unsigned int v1854 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1854 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1855 = v614 + v1854;
-  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1857 = v1855 < v1;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
@@ -2374,11 +2374,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1863 = v1862 + v1855;
     out[v1863] = v1861;
   }
-  const unsigned int v1864 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1864 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1865 = v615 + v1864;
-  const unsigned int v1866 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1866 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1867 = v614 + v1866;
-  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1869 = v1867 < v1;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -2389,11 +2389,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1875 = v1874 + v1867;
     out[v1875] = v1873;
   }
-  const unsigned int v1876 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1876 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1877 = v615 + v1876;
-  const unsigned int v1878 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1878 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1879 = v614 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -2404,11 +2404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1887 = v1886 + v1879;
     out[v1887] = v1885;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1888 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1889 = v615 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1890 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1891 = v614 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -2419,11 +2419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1899 = v1898 + v1891;
     out[v1899] = v1897;
   }
-  const unsigned int v1900 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1900 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1901 = v615 + v1900;
-  const unsigned int v1902 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1902 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1903 = v614 + v1902;
-  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -2434,11 +2434,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1911 = v1910 + v1903;
     out[v1911] = v1909;
   }
-  const unsigned int v1912 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1912 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1913 = v615 + v1912;
-  const unsigned int v1914 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1914 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1915 = v614 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1917 = v1915 < v1;
   const bool v1918 = v1916 && v1917;
   if (v1918) {
@@ -2449,11 +2449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1923 = v1922 + v1915;
     out[v1923] = v1921;
   }
-  const unsigned int v1924 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1924 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1925 = v615 + v1924;
-  const unsigned int v1926 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1926 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1927 = v614 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1929 = v1927 < v1;
   const bool v1930 = v1928 && v1929;
   if (v1930) {
@@ -2464,11 +2464,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1935 = v1934 + v1927;
     out[v1935] = v1933;
   }
-  const unsigned int v1936 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1936 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1937 = v615 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1938 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1939 = v614 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1941 = v1939 < v1;
   const bool v1942 = v1940 && v1941;
   if (v1942) {
@@ -2479,11 +2479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1947 = v1946 + v1939;
     out[v1947] = v1945;
   }
-  const unsigned int v1948 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1948 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1949 = v615 + v1948;
-  const unsigned int v1950 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1950 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1951 = v614 + v1950;
-  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1953 = v1951 < v1;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -2494,11 +2494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1959 = v1958 + v1951;
     out[v1959] = v1957;
   }
-  const unsigned int v1960 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1960 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1961 = v615 + v1960;
-  const unsigned int v1962 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1962 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1963 = v614 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
@@ -2509,11 +2509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1971 = v1970 + v1963;
     out[v1971] = v1969;
   }
-  const unsigned int v1972 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1972 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1973 = v615 + v1972;
-  const unsigned int v1974 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1974 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1975 = v614 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1977 = v1975 < v1;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -2524,11 +2524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1983 = v1982 + v1975;
     out[v1983] = v1981;
   }
-  const unsigned int v1984 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1984 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1985 = v615 + v1984;
-  const unsigned int v1986 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1986 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1987 = v614 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1989 = v1987 < v1;
   const bool v1990 = v1988 && v1989;
   if (v1990) {
@@ -2539,11 +2539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1995 = v1994 + v1987;
     out[v1995] = v1993;
   }
-  const unsigned int v1996 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1996 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v1997 = v615 + v1996;
-  const unsigned int v1998 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v1998 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v1999 = v614 + v1998;
-  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2001 = v1999 < v1;
   const bool v2002 = v2000 && v2001;
   if (v2002) {
@@ -2554,11 +2554,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2007 = v2006 + v1999;
     out[v2007] = v2005;
   }
-  const unsigned int v2008 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2008 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2009 = v615 + v2008;
-  const unsigned int v2010 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2010 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2011 = v614 + v2010;
-  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2013 = v2011 < v1;
   const bool v2014 = v2012 && v2013;
   if (v2014) {
@@ -2569,11 +2569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2019 = v2018 + v2011;
     out[v2019] = v2017;
   }
-  const unsigned int v2020 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2020 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2021 = v615 + v2020;
-  const unsigned int v2022 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2022 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2023 = v614 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2025 = v2023 < v1;
   const bool v2026 = v2024 && v2025;
   if (v2026) {
@@ -2584,11 +2584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2031 = v2030 + v2023;
     out[v2031] = v2029;
   }
-  const unsigned int v2032 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2032 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2033 = v615 + v2032;
-  const unsigned int v2034 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2034 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2035 = v614 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2599,11 +2599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2043 = v2042 + v2035;
     out[v2043] = v2041;
   }
-  const unsigned int v2044 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2044 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2045 = v615 + v2044;
-  const unsigned int v2046 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2046 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2047 = v614 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2614,11 +2614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2055 = v2054 + v2047;
     out[v2055] = v2053;
   }
-  const unsigned int v2056 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2056 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2057 = v615 + v2056;
-  const unsigned int v2058 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2058 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2059 = v614 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2629,11 +2629,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2067 = v2066 + v2059;
     out[v2067] = v2065;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2068 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2069 = v615 + v2068;
-  const unsigned int v2070 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2070 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2071 = v614 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2073 = v2071 < v1;
   const bool v2074 = v2072 && v2073;
   if (v2074) {
@@ -2644,11 +2644,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2079 = v2078 + v2071;
     out[v2079] = v2077;
   }
-  const unsigned int v2080 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2080 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2081 = v615 + v2080;
-  const unsigned int v2082 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2082 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2083 = v614 + v2082;
-  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2085 = v2083 < v1;
   const bool v2086 = v2084 && v2085;
   if (v2086) {
@@ -2659,11 +2659,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2091 = v2090 + v2083;
     out[v2091] = v2089;
   }
-  const unsigned int v2092 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2092 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2093 = v615 + v2092;
-  const unsigned int v2094 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2094 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2095 = v614 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2097 = v2095 < v1;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -2674,11 +2674,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2103 = v2102 + v2095;
     out[v2103] = v2101;
   }
-  const unsigned int v2104 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2104 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2105 = v615 + v2104;
-  const unsigned int v2106 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2106 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2107 = v614 + v2106;
-  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2109 = v2107 < v1;
   const bool v2110 = v2108 && v2109;
   if (v2110) {
@@ -2689,11 +2689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2115 = v2114 + v2107;
     out[v2115] = v2113;
   }
-  const unsigned int v2116 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2116 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2117 = v615 + v2116;
-  const unsigned int v2118 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2118 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2119 = v614 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2121 = v2119 < v1;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2704,11 +2704,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2127 = v2126 + v2119;
     out[v2127] = v2125;
   }
-  const unsigned int v2128 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2128 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2129 = v615 + v2128;
-  const unsigned int v2130 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2130 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2131 = v614 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -2719,11 +2719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2139 = v2138 + v2131;
     out[v2139] = v2137;
   }
-  const unsigned int v2140 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2140 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
   const unsigned int v2141 = v615 + v2140;
-  const unsigned int v2142 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+  const unsigned int v2142 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
   const unsigned int v2143 = v614 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2145 = v2143 < v1;
   const bool v2146 = v2144 && v2145;
   if (v2146) {

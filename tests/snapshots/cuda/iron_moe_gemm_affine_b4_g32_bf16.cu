@@ -270,21 +270,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
   const unsigned int v1 = experts;
   const unsigned int v2 = n;
   const unsigned int v3 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v26 = v25 << 7u;
   unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:29
   unsigned int v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
@@ -343,90 +343,90 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:154
     const unsigned int v79 = v1 * v2;
     const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:100
-    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
     const unsigned int v86 = v85 << 6u;
-    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
     const unsigned int v90 = v89 << 6u;
-    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:234
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:241
     iron_frag_fill(v92, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:235
+    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:242
     iron_frag_fill(v94, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:236
+    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:243
     iron_frag_fill(v96, iron_f32_to_bf16(0.0f));
-    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:249
-      for (unsigned int v3704 = 0u; v3704 < 2u; v3704 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:256
+      for (unsigned int v3704 = 0u; v3704 < 2u; v3704 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
         const unsigned int v3705 = v3704 << 5u;
         const bool v3707 = v3705 < v3;
         if (v3707) {
-          const unsigned int v3709 = v3704 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-          const unsigned int v3711 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3714 = v3711 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3717 = v3711 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3709 = v3704 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+          const unsigned int v3711 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3714 = v3711 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3717 = v3711 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v3718 = v3717 << 3u;
-          const unsigned int v3719 = v75 + v3714;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3719 = v75 + v3714;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v3720 = v3719 < v76;
           const unsigned int v3721 = v3705 + v3718;
           const bool v3722 = v3721 < v3;
           const bool v3723 = v3720 && v3722;
-          const unsigned int v3725 = v3719 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3725 = v3719 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v3727 = v3725 + v3705;
           const unsigned int v3728 = v3727 + v3718;
           const unsigned int v3729 = v3723 ? v3728 : 0u;
-          const unsigned int v3731 = v3714 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3731 = v3714 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v3732 = v3709 + v3731;
           const unsigned int v3733 = v3732 + v3718;
           iron_copy_async<16>(shm0 + v3733, x_sorted + v3729, v3723);
-          const unsigned int v3736 = v3711 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3738 = v3736 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3741 = v3736 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3736 = v3711 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3738 = v3736 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3741 = v3736 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v3742 = v3741 << 3u;
-          const unsigned int v3743 = v75 + v3738;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3743 = v75 + v3738;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v3744 = v3743 < v76;
           const unsigned int v3745 = v3705 + v3742;
           const bool v3746 = v3745 < v3;
           const bool v3747 = v3744 && v3746;
-          const unsigned int v3749 = v3743 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3749 = v3743 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v3751 = v3749 + v3705;
           const unsigned int v3752 = v3751 + v3742;
           const unsigned int v3753 = v3747 ? v3752 : 0u;
-          const unsigned int v3755 = v3738 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3755 = v3738 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v3756 = v3709 + v3755;
           const unsigned int v3757 = v3756 + v3742;
           iron_copy_async<16>(shm0 + v3757, x_sorted + v3753, v3747);
-          const unsigned int v3760 = v3711 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3762 = v3760 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3765 = v3760 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3760 = v3711 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3762 = v3760 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3765 = v3760 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v3766 = v3765 << 3u;
-          const unsigned int v3767 = v75 + v3762;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3767 = v75 + v3762;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v3768 = v3767 < v76;
           const unsigned int v3769 = v3705 + v3766;
           const bool v3770 = v3769 < v3;
           const bool v3771 = v3768 && v3770;
-          const unsigned int v3773 = v3767 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3773 = v3767 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v3775 = v3773 + v3705;
           const unsigned int v3776 = v3775 + v3766;
           const unsigned int v3777 = v3771 ? v3776 : 0u;
-          const unsigned int v3779 = v3762 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3779 = v3762 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v3780 = v3709 + v3779;
           const unsigned int v3781 = v3780 + v3766;
           iron_copy_async<16>(shm0 + v3781, x_sorted + v3777, v3771);
-          const unsigned int v3784 = v3711 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3786 = v3784 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3789 = v3784 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3784 = v3711 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3786 = v3784 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3789 = v3784 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v3790 = v3789 << 3u;
-          const unsigned int v3791 = v75 + v3786;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3791 = v75 + v3786;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v3792 = v3791 < v76;
           const unsigned int v3793 = v3705 + v3790;
           const bool v3794 = v3793 < v3;
           const bool v3795 = v3792 && v3794;
-          const unsigned int v3797 = v3791 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3797 = v3791 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v3799 = v3797 + v3705;
           const unsigned int v3800 = v3799 + v3790;
           const unsigned int v3801 = v3795 ? v3800 : 0u;
-          const unsigned int v3803 = v3786 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3803 = v3786 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v3804 = v3709 + v3803;
           const unsigned int v3805 = v3804 + v3790;
           iron_copy_async<16>(shm0 + v3805, x_sorted + v3801, v3795);
@@ -759,98 +759,98 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
           const iron_bf16 v4469 = iron_f32_to_bf16(v4468);
           *reinterpret_cast<iron_bf16x8*>(shm1 + v3805) = iron_bf16x8{{v4448, v4451, v4454, v4457, v4460, v4463, v4466, v4469}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
       }
-      const unsigned int v4488 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-      const unsigned int v4494 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v4488 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v4494 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (unsigned int v4476 = 0u; v4476 < v3; v4476 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+      for (unsigned int v4476 = 0u; v4476 < v3; v4476 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
         const unsigned int v4478 = v4476 >> 5u;
         const unsigned int v4480 = v4478 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v4482 = v4480 * 5120u;  // kernels/gemm/gemm_tiles.hpp:258
-        const unsigned int v4489 = v4482 + v4488;  // kernels/gemm/gemm_tiles.hpp:240
+        const unsigned int v4482 = v4480 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v4489 = v4482 + v4488;  // kernels/gemm/gemm_tiles.hpp:247
         iron_frag_load_shared<false>(v94, shm0, v4489, 40u);
-        const unsigned int v4495 = v4482 + v4494;  // kernels/gemm/gemm_tiles.hpp:244
+        const unsigned int v4495 = v4482 + v4494;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load_shared<true>(v96, shm1, v4495, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        const unsigned int v4502 = v4489 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v4502 = v4489 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
         iron_frag_load_shared<false>(v94, shm0, v4502, 40u);
-        const unsigned int v4508 = v4495 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+        const unsigned int v4508 = v4495 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load_shared<true>(v96, shm1, v4508, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        const unsigned int v4511 = v4476 + 64u;  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v4511 = v4476 + 64u;  // kernels/gemm/gemm_tiles.hpp:263
         const unsigned int v4513 = v4478 + 2u;
         const unsigned int v4514 = v4513 % 3u;
         const bool v4515 = v4511 < v3;
         if (v4515) {
-          const unsigned int v4517 = v4514 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-          const unsigned int v4519 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4522 = v4519 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4525 = v4519 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4517 = v4514 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+          const unsigned int v4519 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4522 = v4519 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4525 = v4519 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v4526 = v4525 << 3u;
-          const unsigned int v4527 = v75 + v4522;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4527 = v75 + v4522;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v4528 = v4527 < v76;
           const unsigned int v4529 = v4511 + v4526;
           const bool v4530 = v4529 < v3;
           const bool v4531 = v4528 && v4530;
-          const unsigned int v4533 = v4527 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4533 = v4527 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v4535 = v4533 + v4511;
           const unsigned int v4536 = v4535 + v4526;
           const unsigned int v4537 = v4531 ? v4536 : 0u;
-          const unsigned int v4539 = v4522 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4539 = v4522 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v4540 = v4517 + v4539;
           const unsigned int v4541 = v4540 + v4526;
           iron_copy_async<16>(shm0 + v4541, x_sorted + v4537, v4531);
-          const unsigned int v4544 = v4519 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4546 = v4544 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4549 = v4544 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4544 = v4519 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4546 = v4544 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4549 = v4544 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v4550 = v4549 << 3u;
-          const unsigned int v4551 = v75 + v4546;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4551 = v75 + v4546;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v4552 = v4551 < v76;
           const unsigned int v4553 = v4511 + v4550;
           const bool v4554 = v4553 < v3;
           const bool v4555 = v4552 && v4554;
-          const unsigned int v4557 = v4551 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4557 = v4551 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v4559 = v4557 + v4511;
           const unsigned int v4560 = v4559 + v4550;
           const unsigned int v4561 = v4555 ? v4560 : 0u;
-          const unsigned int v4563 = v4546 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4563 = v4546 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v4564 = v4517 + v4563;
           const unsigned int v4565 = v4564 + v4550;
           iron_copy_async<16>(shm0 + v4565, x_sorted + v4561, v4555);
-          const unsigned int v4568 = v4519 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4570 = v4568 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4573 = v4568 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4568 = v4519 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4570 = v4568 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4573 = v4568 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v4574 = v4573 << 3u;
-          const unsigned int v4575 = v75 + v4570;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4575 = v75 + v4570;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v4576 = v4575 < v76;
           const unsigned int v4577 = v4511 + v4574;
           const bool v4578 = v4577 < v3;
           const bool v4579 = v4576 && v4578;
-          const unsigned int v4581 = v4575 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4581 = v4575 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v4583 = v4581 + v4511;
           const unsigned int v4584 = v4583 + v4574;
           const unsigned int v4585 = v4579 ? v4584 : 0u;
-          const unsigned int v4587 = v4570 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4587 = v4570 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v4588 = v4517 + v4587;
           const unsigned int v4589 = v4588 + v4574;
           iron_copy_async<16>(shm0 + v4589, x_sorted + v4585, v4579);
-          const unsigned int v4592 = v4519 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4594 = v4592 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4597 = v4592 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4592 = v4519 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4594 = v4592 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4597 = v4592 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v4598 = v4597 << 3u;
-          const unsigned int v4599 = v75 + v4594;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4599 = v75 + v4594;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v4600 = v4599 < v76;
           const unsigned int v4601 = v4511 + v4598;
           const bool v4602 = v4601 < v3;
           const bool v4603 = v4600 && v4602;
-          const unsigned int v4605 = v4599 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4605 = v4599 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v4607 = v4605 + v4511;
           const unsigned int v4608 = v4607 + v4598;
           const unsigned int v4609 = v4603 ? v4608 : 0u;
-          const unsigned int v4611 = v4594 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4611 = v4594 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v4612 = v4517 + v4611;
           const unsigned int v4613 = v4612 + v4598;
           iron_copy_async<16>(shm0 + v4613, x_sorted + v4609, v4603);
@@ -1183,11 +1183,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
           const iron_bf16 v5277 = iron_f32_to_bf16(v5276);
           *reinterpret_cast<iron_bf16x8*>(shm1 + v4613) = iron_bf16x8{{v5256, v5259, v5262, v5265, v5268, v5271, v5274, v5277}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
       }
       __syncthreads();
     } else {
-      const unsigned int v913 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v913 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v914 = threadIdx.x;
       const unsigned int v944 = v914 >> 2u;  // kernels/gemm/quant_b.hpp:135
       const unsigned int v947 = v914 & 3u;  // kernels/gemm/quant_b.hpp:136
@@ -1236,30 +1236,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
       const unsigned int v1476 = v1462 * v974;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v1604 = v1445 * 40u;  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1606 = v1604 + v1449;
-      const unsigned int v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-      const unsigned int v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-      const unsigned int v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-      const unsigned int v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (unsigned int v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
-        for (unsigned int v916 = v914; v916 < 4096u; v916 += v913) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v918 = v916 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v920 = v916 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v921 = v75 + v918;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+        for (unsigned int v916 = v914; v916 < 4096u; v916 += v913) {  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v918 = v916 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v920 = v916 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v921 = v75 + v918;  // kernels/gemm/gemm_tiles.hpp:98
           const bool v922 = v921 < v76;
           const unsigned int v923 = v912 + v920;
           const bool v924 = v923 < v3;
           const bool v925 = v922 && v924;
           if (v925) {
-            const unsigned int v927 = v921 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v927 = v921 * v3;  // kernels/gemm/gemm_tiles.hpp:99
             const unsigned int v929 = v927 + v912;
             const unsigned int v930 = v929 + v920;
             const iron_bf16 v931 = x_sorted[v930];
-            const unsigned int v933 = v918 * 40u;
+            const unsigned int v933 = v918 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
             const unsigned int v934 = v933 + v920;
             shm0[v934] = v931;
           } else {
-            const unsigned int v936 = v918 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v936 = v918 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
             const unsigned int v937 = v936 + v920;
             shm0[v937] = iron_f32_to_bf16(0.0f);
           }
@@ -1576,23 +1576,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         const float v1600 = v1454 ? v1577 : 0.0f;
         const iron_bf16 v1601 = iron_f32_to_bf16(v1600);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v1606) = iron_bf16x8{{v1580, v1583, v1586, v1589, v1592, v1595, v1598, v1601}};  // kernels/gemm/quant_b.hpp:146
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<false>(v94, shm0, v1613, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-        iron_frag_load_shared<true>(v96, shm1, v1619, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        iron_frag_load_shared<false>(v94, shm0, v1627, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-        iron_frag_load_shared<true>(v96, shm1, v1633, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false>(v94, shm0, v1613, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load_shared<true>(v96, shm1, v1619, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        iron_frag_load_shared<false>(v94, shm0, v1627, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load_shared<true>(v96, shm1, v1633, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
       }
     }
-    const unsigned int v1634 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:269
+    const unsigned int v1634 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:276
     const unsigned int v1635 = v75 + v86;
-    const unsigned int v1636 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1636 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1637 = v1635 + v1636;
-    const unsigned int v1638 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1638 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1639 = v1634 + v1638;
-    const bool v1640 = v1637 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1640 = v1637 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1641 = v1639 < v79;
     const bool v1642 = v1640 && v1641;
     if (v1642) {
@@ -1608,11 +1608,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1651] = v1648;
       }
     }
-    const unsigned int v1652 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1652 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1653 = v1635 + v1652;
-    const unsigned int v1654 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1654 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1655 = v1634 + v1654;
-    const bool v1656 = v1653 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1656 = v1653 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1657 = v1655 < v79;
     const bool v1658 = v1656 && v1657;
     if (v1658) {
@@ -1628,11 +1628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1667] = v1664;
       }
     }
-    const unsigned int v1668 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1668 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1669 = v1635 + v1668;
-    const unsigned int v1670 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1670 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1671 = v1634 + v1670;
-    const bool v1672 = v1669 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1672 = v1669 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1673 = v1671 < v79;
     const bool v1674 = v1672 && v1673;
     if (v1674) {
@@ -1648,11 +1648,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1683] = v1680;
       }
     }
-    const unsigned int v1684 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1684 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1685 = v1635 + v1684;
-    const unsigned int v1686 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1686 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1687 = v1634 + v1686;
-    const bool v1688 = v1685 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1688 = v1685 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1689 = v1687 < v79;
     const bool v1690 = v1688 && v1689;
     if (v1690) {
@@ -1668,11 +1668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1699] = v1696;
       }
     }
-    const unsigned int v1700 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1700 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1701 = v1635 + v1700;
-    const unsigned int v1702 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1702 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1703 = v1634 + v1702;
-    const bool v1704 = v1701 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1704 = v1701 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1705 = v1703 < v79;
     const bool v1706 = v1704 && v1705;
     if (v1706) {
@@ -1688,11 +1688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1715] = v1712;
       }
     }
-    const unsigned int v1716 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1716 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1717 = v1635 + v1716;
-    const unsigned int v1718 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1718 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1719 = v1634 + v1718;
-    const bool v1720 = v1717 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1720 = v1717 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1721 = v1719 < v79;
     const bool v1722 = v1720 && v1721;
     if (v1722) {
@@ -1708,11 +1708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1731] = v1728;
       }
     }
-    const unsigned int v1732 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1732 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1733 = v1635 + v1732;
-    const unsigned int v1734 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1734 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1735 = v1634 + v1734;
-    const bool v1736 = v1733 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1736 = v1733 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1737 = v1735 < v79;
     const bool v1738 = v1736 && v1737;
     if (v1738) {
@@ -1728,11 +1728,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1747] = v1744;
       }
     }
-    const unsigned int v1748 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1748 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1749 = v1635 + v1748;
-    const unsigned int v1750 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1750 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1751 = v1634 + v1750;
-    const bool v1752 = v1749 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1752 = v1749 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1753 = v1751 < v79;
     const bool v1754 = v1752 && v1753;
     if (v1754) {
@@ -1748,11 +1748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1763] = v1760;
       }
     }
-    const unsigned int v1764 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1764 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1765 = v1635 + v1764;
-    const unsigned int v1766 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1766 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1767 = v1634 + v1766;
-    const bool v1768 = v1765 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1768 = v1765 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1769 = v1767 < v79;
     const bool v1770 = v1768 && v1769;
     if (v1770) {
@@ -1768,11 +1768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1779] = v1776;
       }
     }
-    const unsigned int v1780 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1780 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1781 = v1635 + v1780;
-    const unsigned int v1782 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1782 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1783 = v1634 + v1782;
-    const bool v1784 = v1781 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1784 = v1781 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1785 = v1783 < v79;
     const bool v1786 = v1784 && v1785;
     if (v1786) {
@@ -1788,11 +1788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1795] = v1792;
       }
     }
-    const unsigned int v1796 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1796 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1797 = v1635 + v1796;
-    const unsigned int v1798 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1798 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1799 = v1634 + v1798;
-    const bool v1800 = v1797 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1800 = v1797 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1801 = v1799 < v79;
     const bool v1802 = v1800 && v1801;
     if (v1802) {
@@ -1808,11 +1808,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1811] = v1808;
       }
     }
-    const unsigned int v1812 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1812 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1813 = v1635 + v1812;
-    const unsigned int v1814 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1814 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1815 = v1634 + v1814;
-    const bool v1816 = v1813 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1816 = v1813 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1817 = v1815 < v79;
     const bool v1818 = v1816 && v1817;
     if (v1818) {
@@ -1828,11 +1828,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1827] = v1824;
       }
     }
-    const unsigned int v1828 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1828 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1829 = v1635 + v1828;
-    const unsigned int v1830 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1830 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1831 = v1634 + v1830;
-    const bool v1832 = v1829 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1832 = v1829 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1833 = v1831 < v79;
     const bool v1834 = v1832 && v1833;
     if (v1834) {
@@ -1848,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1843] = v1840;
       }
     }
-    const unsigned int v1844 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1844 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1845 = v1635 + v1844;
-    const unsigned int v1846 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1846 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1847 = v1634 + v1846;
-    const bool v1848 = v1845 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1848 = v1845 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1849 = v1847 < v79;
     const bool v1850 = v1848 && v1849;
     if (v1850) {
@@ -1868,11 +1868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1859] = v1856;
       }
     }
-    const unsigned int v1860 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1860 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1861 = v1635 + v1860;
-    const unsigned int v1862 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1862 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1863 = v1634 + v1862;
-    const bool v1864 = v1861 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1864 = v1861 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1865 = v1863 < v79;
     const bool v1866 = v1864 && v1865;
     if (v1866) {
@@ -1888,11 +1888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1875] = v1872;
       }
     }
-    const unsigned int v1876 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1876 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1877 = v1635 + v1876;
-    const unsigned int v1878 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1878 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1879 = v1634 + v1878;
-    const bool v1880 = v1877 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1880 = v1877 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1881 = v1879 < v79;
     const bool v1882 = v1880 && v1881;
     if (v1882) {
@@ -1908,11 +1908,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1891] = v1888;
       }
     }
-    const unsigned int v1892 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1892 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1893 = v1635 + v1892;
-    const unsigned int v1894 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1894 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1895 = v1634 + v1894;
-    const bool v1896 = v1893 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1896 = v1893 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1897 = v1895 < v79;
     const bool v1898 = v1896 && v1897;
     if (v1898) {
@@ -1928,11 +1928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1907] = v1904;
       }
     }
-    const unsigned int v1908 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1908 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1909 = v1635 + v1908;
-    const unsigned int v1910 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1910 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1911 = v1634 + v1910;
-    const bool v1912 = v1909 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1912 = v1909 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1913 = v1911 < v79;
     const bool v1914 = v1912 && v1913;
     if (v1914) {
@@ -1948,11 +1948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1923] = v1920;
       }
     }
-    const unsigned int v1924 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1924 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1925 = v1635 + v1924;
-    const unsigned int v1926 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1926 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1927 = v1634 + v1926;
-    const bool v1928 = v1925 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1928 = v1925 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1929 = v1927 < v79;
     const bool v1930 = v1928 && v1929;
     if (v1930) {
@@ -1968,11 +1968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1939] = v1936;
       }
     }
-    const unsigned int v1940 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1940 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1941 = v1635 + v1940;
-    const unsigned int v1942 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1942 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1943 = v1634 + v1942;
-    const bool v1944 = v1941 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1944 = v1941 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1945 = v1943 < v79;
     const bool v1946 = v1944 && v1945;
     if (v1946) {
@@ -1988,11 +1988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1955] = v1952;
       }
     }
-    const unsigned int v1956 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1956 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1957 = v1635 + v1956;
-    const unsigned int v1958 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1958 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1959 = v1634 + v1958;
-    const bool v1960 = v1957 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1960 = v1957 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1961 = v1959 < v79;
     const bool v1962 = v1960 && v1961;
     if (v1962) {
@@ -2008,11 +2008,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1971] = v1968;
       }
     }
-    const unsigned int v1972 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1972 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1973 = v1635 + v1972;
-    const unsigned int v1974 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1974 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1975 = v1634 + v1974;
-    const bool v1976 = v1973 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1976 = v1973 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1977 = v1975 < v79;
     const bool v1978 = v1976 && v1977;
     if (v1978) {
@@ -2028,11 +2028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1987] = v1984;
       }
     }
-    const unsigned int v1988 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1988 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v1989 = v1635 + v1988;
-    const unsigned int v1990 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v1990 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v1991 = v1634 + v1990;
-    const bool v1992 = v1989 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1992 = v1989 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1993 = v1991 < v79;
     const bool v1994 = v1992 && v1993;
     if (v1994) {
@@ -2048,11 +2048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2003] = v2000;
       }
     }
-    const unsigned int v2004 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2004 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2005 = v1635 + v2004;
-    const unsigned int v2006 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2006 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2007 = v1634 + v2006;
-    const bool v2008 = v2005 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2008 = v2005 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2009 = v2007 < v79;
     const bool v2010 = v2008 && v2009;
     if (v2010) {
@@ -2068,11 +2068,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2019] = v2016;
       }
     }
-    const unsigned int v2020 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2020 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2021 = v1635 + v2020;
-    const unsigned int v2022 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2022 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2023 = v1634 + v2022;
-    const bool v2024 = v2021 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2024 = v2021 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2025 = v2023 < v79;
     const bool v2026 = v2024 && v2025;
     if (v2026) {
@@ -2088,11 +2088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2035] = v2032;
       }
     }
-    const unsigned int v2036 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2036 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2037 = v1635 + v2036;
-    const unsigned int v2038 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2038 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2039 = v1634 + v2038;
-    const bool v2040 = v2037 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2040 = v2037 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2041 = v2039 < v79;
     const bool v2042 = v2040 && v2041;
     if (v2042) {
@@ -2108,11 +2108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2051] = v2048;
       }
     }
-    const unsigned int v2052 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2052 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2053 = v1635 + v2052;
-    const unsigned int v2054 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2054 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2055 = v1634 + v2054;
-    const bool v2056 = v2053 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2056 = v2053 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2057 = v2055 < v79;
     const bool v2058 = v2056 && v2057;
     if (v2058) {
@@ -2128,11 +2128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2067] = v2064;
       }
     }
-    const unsigned int v2068 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2068 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2069 = v1635 + v2068;
-    const unsigned int v2070 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2070 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2071 = v1634 + v2070;
-    const bool v2072 = v2069 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2072 = v2069 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2073 = v2071 < v79;
     const bool v2074 = v2072 && v2073;
     if (v2074) {
@@ -2148,11 +2148,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2083] = v2080;
       }
     }
-    const unsigned int v2084 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2084 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2085 = v1635 + v2084;
-    const unsigned int v2086 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2086 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2087 = v1634 + v2086;
-    const bool v2088 = v2085 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2088 = v2085 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2089 = v2087 < v79;
     const bool v2090 = v2088 && v2089;
     if (v2090) {
@@ -2168,11 +2168,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2099] = v2096;
       }
     }
-    const unsigned int v2100 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2100 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2101 = v1635 + v2100;
-    const unsigned int v2102 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2102 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2103 = v1634 + v2102;
-    const bool v2104 = v2101 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2104 = v2101 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2105 = v2103 < v79;
     const bool v2106 = v2104 && v2105;
     if (v2106) {
@@ -2188,11 +2188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2115] = v2112;
       }
     }
-    const unsigned int v2116 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2116 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2117 = v1635 + v2116;
-    const unsigned int v2118 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2118 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2119 = v1634 + v2118;
-    const bool v2120 = v2117 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2120 = v2117 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2121 = v2119 < v79;
     const bool v2122 = v2120 && v2121;
     if (v2122) {
@@ -2208,11 +2208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2131] = v2128;
       }
     }
-    const unsigned int v2132 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2132 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2133 = v1635 + v2132;
-    const unsigned int v2134 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2134 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2135 = v1634 + v2134;
-    const bool v2136 = v2133 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2136 = v2133 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2137 = v2135 < v79;
     const bool v2138 = v2136 && v2137;
     if (v2138) {
@@ -2228,11 +2228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2147] = v2144;
       }
     }
-    const unsigned int v2148 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2148 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2149 = v1635 + v2148;
-    const unsigned int v2150 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2150 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2151 = v1634 + v2150;
-    const bool v2152 = v2149 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2152 = v2149 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2153 = v2151 < v79;
     const bool v2154 = v2152 && v2153;
     if (v2154) {
@@ -2248,11 +2248,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2163] = v2160;
       }
     }
-    const unsigned int v2164 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2164 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2165 = v1635 + v2164;
-    const unsigned int v2166 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2166 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2167 = v1634 + v2166;
-    const bool v2168 = v2165 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2168 = v2165 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2169 = v2167 < v79;
     const bool v2170 = v2168 && v2169;
     if (v2170) {
@@ -2268,11 +2268,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2179] = v2176;
       }
     }
-    const unsigned int v2180 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2180 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2181 = v1635 + v2180;
-    const unsigned int v2182 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2182 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2183 = v1634 + v2182;
-    const bool v2184 = v2181 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2184 = v2181 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2185 = v2183 < v79;
     const bool v2186 = v2184 && v2185;
     if (v2186) {
@@ -2288,11 +2288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2195] = v2192;
       }
     }
-    const unsigned int v2196 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2196 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2197 = v1635 + v2196;
-    const unsigned int v2198 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2198 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2199 = v1634 + v2198;
-    const bool v2200 = v2197 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2200 = v2197 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2201 = v2199 < v79;
     const bool v2202 = v2200 && v2201;
     if (v2202) {
@@ -2308,11 +2308,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2211] = v2208;
       }
     }
-    const unsigned int v2212 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2212 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2213 = v1635 + v2212;
-    const unsigned int v2214 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2214 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2215 = v1634 + v2214;
-    const bool v2216 = v2213 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2216 = v2213 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2217 = v2215 < v79;
     const bool v2218 = v2216 && v2217;
     if (v2218) {
@@ -2328,11 +2328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2227] = v2224;
       }
     }
-    const unsigned int v2228 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2228 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2229 = v1635 + v2228;
-    const unsigned int v2230 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2230 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2231 = v1634 + v2230;
-    const bool v2232 = v2229 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2232 = v2229 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2233 = v2231 < v79;
     const bool v2234 = v2232 && v2233;
     if (v2234) {
@@ -2348,11 +2348,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2243] = v2240;
       }
     }
-    const unsigned int v2244 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2244 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2245 = v1635 + v2244;
-    const unsigned int v2246 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2246 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2247 = v1634 + v2246;
-    const bool v2248 = v2245 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2248 = v2245 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2249 = v2247 < v79;
     const bool v2250 = v2248 && v2249;
     if (v2250) {
@@ -2368,11 +2368,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2259] = v2256;
       }
     }
-    const unsigned int v2260 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2260 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2261 = v1635 + v2260;
-    const unsigned int v2262 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2262 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2263 = v1634 + v2262;
-    const bool v2264 = v2261 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2264 = v2261 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2265 = v2263 < v79;
     const bool v2266 = v2264 && v2265;
     if (v2266) {
@@ -2388,11 +2388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2275] = v2272;
       }
     }
-    const unsigned int v2276 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2276 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2277 = v1635 + v2276;
-    const unsigned int v2278 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2278 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2279 = v1634 + v2278;
-    const bool v2280 = v2277 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2280 = v2277 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2281 = v2279 < v79;
     const bool v2282 = v2280 && v2281;
     if (v2282) {
@@ -2408,11 +2408,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2291] = v2288;
       }
     }
-    const unsigned int v2292 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2292 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2293 = v1635 + v2292;
-    const unsigned int v2294 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2294 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2295 = v1634 + v2294;
-    const bool v2296 = v2293 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2296 = v2293 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2297 = v2295 < v79;
     const bool v2298 = v2296 && v2297;
     if (v2298) {
@@ -2428,11 +2428,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2307] = v2304;
       }
     }
-    const unsigned int v2308 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2308 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2309 = v1635 + v2308;
-    const unsigned int v2310 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2310 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2311 = v1634 + v2310;
-    const bool v2312 = v2309 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2312 = v2309 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2313 = v2311 < v79;
     const bool v2314 = v2312 && v2313;
     if (v2314) {
@@ -2448,11 +2448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2323] = v2320;
       }
     }
-    const unsigned int v2324 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2324 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2325 = v1635 + v2324;
-    const unsigned int v2326 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2326 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2327 = v1634 + v2326;
-    const bool v2328 = v2325 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2328 = v2325 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2329 = v2327 < v79;
     const bool v2330 = v2328 && v2329;
     if (v2330) {
@@ -2468,11 +2468,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2339] = v2336;
       }
     }
-    const unsigned int v2340 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2340 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2341 = v1635 + v2340;
-    const unsigned int v2342 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2342 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2343 = v1634 + v2342;
-    const bool v2344 = v2341 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2344 = v2341 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2345 = v2343 < v79;
     const bool v2346 = v2344 && v2345;
     if (v2346) {
@@ -2488,11 +2488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2355] = v2352;
       }
     }
-    const unsigned int v2356 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2356 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2357 = v1635 + v2356;
-    const unsigned int v2358 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2358 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2359 = v1634 + v2358;
-    const bool v2360 = v2357 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2360 = v2357 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2361 = v2359 < v79;
     const bool v2362 = v2360 && v2361;
     if (v2362) {
@@ -2508,11 +2508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2371] = v2368;
       }
     }
-    const unsigned int v2372 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2372 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2373 = v1635 + v2372;
-    const unsigned int v2374 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2374 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2375 = v1634 + v2374;
-    const bool v2376 = v2373 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2376 = v2373 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2377 = v2375 < v79;
     const bool v2378 = v2376 && v2377;
     if (v2378) {
@@ -2528,11 +2528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2387] = v2384;
       }
     }
-    const unsigned int v2388 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2388 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2389 = v1635 + v2388;
-    const unsigned int v2390 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2390 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2391 = v1634 + v2390;
-    const bool v2392 = v2389 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2392 = v2389 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2393 = v2391 < v79;
     const bool v2394 = v2392 && v2393;
     if (v2394) {
@@ -2548,11 +2548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2403] = v2400;
       }
     }
-    const unsigned int v2404 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2404 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2405 = v1635 + v2404;
-    const unsigned int v2406 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2406 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2407 = v1634 + v2406;
-    const bool v2408 = v2405 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2408 = v2405 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2409 = v2407 < v79;
     const bool v2410 = v2408 && v2409;
     if (v2410) {
@@ -2568,11 +2568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2419] = v2416;
       }
     }
-    const unsigned int v2420 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2420 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2421 = v1635 + v2420;
-    const unsigned int v2422 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2422 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2423 = v1634 + v2422;
-    const bool v2424 = v2421 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2424 = v2421 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2425 = v2423 < v79;
     const bool v2426 = v2424 && v2425;
     if (v2426) {
@@ -2588,11 +2588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2435] = v2432;
       }
     }
-    const unsigned int v2436 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2436 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2437 = v1635 + v2436;
-    const unsigned int v2438 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2438 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2439 = v1634 + v2438;
-    const bool v2440 = v2437 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2440 = v2437 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2441 = v2439 < v79;
     const bool v2442 = v2440 && v2441;
     if (v2442) {
@@ -2608,11 +2608,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2451] = v2448;
       }
     }
-    const unsigned int v2452 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2452 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2453 = v1635 + v2452;
-    const unsigned int v2454 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2454 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2455 = v1634 + v2454;
-    const bool v2456 = v2453 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2456 = v2453 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2457 = v2455 < v79;
     const bool v2458 = v2456 && v2457;
     if (v2458) {
@@ -2628,11 +2628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2467] = v2464;
       }
     }
-    const unsigned int v2468 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2468 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2469 = v1635 + v2468;
-    const unsigned int v2470 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2470 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2471 = v1634 + v2470;
-    const bool v2472 = v2469 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2472 = v2469 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2473 = v2471 < v79;
     const bool v2474 = v2472 && v2473;
     if (v2474) {
@@ -2648,11 +2648,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2483] = v2480;
       }
     }
-    const unsigned int v2484 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2484 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2485 = v1635 + v2484;
-    const unsigned int v2486 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2486 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2487 = v1634 + v2486;
-    const bool v2488 = v2485 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2488 = v2485 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2489 = v2487 < v79;
     const bool v2490 = v2488 && v2489;
     if (v2490) {
@@ -2668,11 +2668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2499] = v2496;
       }
     }
-    const unsigned int v2500 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2500 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2501 = v1635 + v2500;
-    const unsigned int v2502 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2502 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2503 = v1634 + v2502;
-    const bool v2504 = v2501 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2504 = v2501 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2505 = v2503 < v79;
     const bool v2506 = v2504 && v2505;
     if (v2506) {
@@ -2688,11 +2688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2515] = v2512;
       }
     }
-    const unsigned int v2516 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2516 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2517 = v1635 + v2516;
-    const unsigned int v2518 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2518 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2519 = v1634 + v2518;
-    const bool v2520 = v2517 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2520 = v2517 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2521 = v2519 < v79;
     const bool v2522 = v2520 && v2521;
     if (v2522) {
@@ -2708,11 +2708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2531] = v2528;
       }
     }
-    const unsigned int v2532 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2532 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2533 = v1635 + v2532;
-    const unsigned int v2534 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2534 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2535 = v1634 + v2534;
-    const bool v2536 = v2533 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2536 = v2533 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2537 = v2535 < v79;
     const bool v2538 = v2536 && v2537;
     if (v2538) {
@@ -2728,11 +2728,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2547] = v2544;
       }
     }
-    const unsigned int v2548 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2548 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2549 = v1635 + v2548;
-    const unsigned int v2550 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2550 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2551 = v1634 + v2550;
-    const bool v2552 = v2549 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2552 = v2549 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2553 = v2551 < v79;
     const bool v2554 = v2552 && v2553;
     if (v2554) {
@@ -2748,11 +2748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2563] = v2560;
       }
     }
-    const unsigned int v2564 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2564 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2565 = v1635 + v2564;
-    const unsigned int v2566 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2566 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2567 = v1634 + v2566;
-    const bool v2568 = v2565 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2568 = v2565 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2569 = v2567 < v79;
     const bool v2570 = v2568 && v2569;
     if (v2570) {
@@ -2768,11 +2768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2579] = v2576;
       }
     }
-    const unsigned int v2580 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2580 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2581 = v1635 + v2580;
-    const unsigned int v2582 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2582 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2583 = v1634 + v2582;
-    const bool v2584 = v2581 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2584 = v2581 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2585 = v2583 < v79;
     const bool v2586 = v2584 && v2585;
     if (v2586) {
@@ -2788,11 +2788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2595] = v2592;
       }
     }
-    const unsigned int v2596 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2596 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2597 = v1635 + v2596;
-    const unsigned int v2598 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2598 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2599 = v1634 + v2598;
-    const bool v2600 = v2597 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2600 = v2597 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2601 = v2599 < v79;
     const bool v2602 = v2600 && v2601;
     if (v2602) {
@@ -2808,11 +2808,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2611] = v2608;
       }
     }
-    const unsigned int v2612 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2612 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2613 = v1635 + v2612;
-    const unsigned int v2614 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2614 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2615 = v1634 + v2614;
-    const bool v2616 = v2613 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2616 = v2613 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2617 = v2615 < v79;
     const bool v2618 = v2616 && v2617;
     if (v2618) {
@@ -2828,11 +2828,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2627] = v2624;
       }
     }
-    const unsigned int v2628 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2628 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2629 = v1635 + v2628;
-    const unsigned int v2630 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2630 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2631 = v1634 + v2630;
-    const bool v2632 = v2629 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2632 = v2629 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2633 = v2631 < v79;
     const bool v2634 = v2632 && v2633;
     if (v2634) {
@@ -2848,11 +2848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2643] = v2640;
       }
     }
-    const unsigned int v2644 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2644 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2645 = v1635 + v2644;
-    const unsigned int v2646 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2646 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2647 = v1634 + v2646;
-    const bool v2648 = v2645 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2648 = v2645 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2649 = v2647 < v79;
     const bool v2650 = v2648 && v2649;
     if (v2650) {
@@ -2868,11 +2868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2659] = v2656;
       }
     }
-    const unsigned int v2660 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2660 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2661 = v1635 + v2660;
-    const unsigned int v2662 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2662 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2663 = v1634 + v2662;
-    const bool v2664 = v2661 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2664 = v2661 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2665 = v2663 < v79;
     const bool v2666 = v2664 && v2665;
     if (v2666) {
@@ -2888,11 +2888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2675] = v2672;
       }
     }
-    const unsigned int v2676 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2676 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2677 = v1635 + v2676;
-    const unsigned int v2678 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2678 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2679 = v1634 + v2678;
-    const bool v2680 = v2677 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2680 = v2677 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2681 = v2679 < v79;
     const bool v2682 = v2680 && v2681;
     if (v2682) {
@@ -2908,11 +2908,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2691] = v2688;
       }
     }
-    const unsigned int v2692 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2692 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2693 = v1635 + v2692;
-    const unsigned int v2694 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2694 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2695 = v1634 + v2694;
-    const bool v2696 = v2693 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2696 = v2693 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2697 = v2695 < v79;
     const bool v2698 = v2696 && v2697;
     if (v2698) {
@@ -2928,11 +2928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2707] = v2704;
       }
     }
-    const unsigned int v2708 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2708 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2709 = v1635 + v2708;
-    const unsigned int v2710 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2710 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2711 = v1634 + v2710;
-    const bool v2712 = v2709 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2712 = v2709 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2713 = v2711 < v79;
     const bool v2714 = v2712 && v2713;
     if (v2714) {
@@ -2948,11 +2948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2723] = v2720;
       }
     }
-    const unsigned int v2724 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2724 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2725 = v1635 + v2724;
-    const unsigned int v2726 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2726 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2727 = v1634 + v2726;
-    const bool v2728 = v2725 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2728 = v2725 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2729 = v2727 < v79;
     const bool v2730 = v2728 && v2729;
     if (v2730) {
@@ -2968,11 +2968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2739] = v2736;
       }
     }
-    const unsigned int v2740 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2740 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2741 = v1635 + v2740;
-    const unsigned int v2742 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2742 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2743 = v1634 + v2742;
-    const bool v2744 = v2741 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2744 = v2741 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2745 = v2743 < v79;
     const bool v2746 = v2744 && v2745;
     if (v2746) {
@@ -2988,11 +2988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2755] = v2752;
       }
     }
-    const unsigned int v2756 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2756 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2757 = v1635 + v2756;
-    const unsigned int v2758 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2758 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2759 = v1634 + v2758;
-    const bool v2760 = v2757 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2760 = v2757 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2761 = v2759 < v79;
     const bool v2762 = v2760 && v2761;
     if (v2762) {
@@ -3008,11 +3008,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2771] = v2768;
       }
     }
-    const unsigned int v2772 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2772 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2773 = v1635 + v2772;
-    const unsigned int v2774 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2774 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2775 = v1634 + v2774;
-    const bool v2776 = v2773 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2776 = v2773 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2777 = v2775 < v79;
     const bool v2778 = v2776 && v2777;
     if (v2778) {
@@ -3028,11 +3028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2787] = v2784;
       }
     }
-    const unsigned int v2788 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2788 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2789 = v1635 + v2788;
-    const unsigned int v2790 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2790 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2791 = v1634 + v2790;
-    const bool v2792 = v2789 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2792 = v2789 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2793 = v2791 < v79;
     const bool v2794 = v2792 && v2793;
     if (v2794) {
@@ -3048,11 +3048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2803] = v2800;
       }
     }
-    const unsigned int v2804 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2804 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2805 = v1635 + v2804;
-    const unsigned int v2806 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2806 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2807 = v1634 + v2806;
-    const bool v2808 = v2805 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2808 = v2805 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2809 = v2807 < v79;
     const bool v2810 = v2808 && v2809;
     if (v2810) {
@@ -3068,11 +3068,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2819] = v2816;
       }
     }
-    const unsigned int v2820 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2820 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2821 = v1635 + v2820;
-    const unsigned int v2822 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2822 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2823 = v1634 + v2822;
-    const bool v2824 = v2821 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2824 = v2821 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2825 = v2823 < v79;
     const bool v2826 = v2824 && v2825;
     if (v2826) {
@@ -3088,11 +3088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2835] = v2832;
       }
     }
-    const unsigned int v2836 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2836 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2837 = v1635 + v2836;
-    const unsigned int v2838 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2838 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2839 = v1634 + v2838;
-    const bool v2840 = v2837 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2840 = v2837 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2841 = v2839 < v79;
     const bool v2842 = v2840 && v2841;
     if (v2842) {
@@ -3108,11 +3108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2851] = v2848;
       }
     }
-    const unsigned int v2852 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2852 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2853 = v1635 + v2852;
-    const unsigned int v2854 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2854 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2855 = v1634 + v2854;
-    const bool v2856 = v2853 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2856 = v2853 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2857 = v2855 < v79;
     const bool v2858 = v2856 && v2857;
     if (v2858) {
@@ -3128,11 +3128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2867] = v2864;
       }
     }
-    const unsigned int v2868 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2868 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2869 = v1635 + v2868;
-    const unsigned int v2870 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2870 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2871 = v1634 + v2870;
-    const bool v2872 = v2869 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2872 = v2869 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2873 = v2871 < v79;
     const bool v2874 = v2872 && v2873;
     if (v2874) {
@@ -3148,11 +3148,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2883] = v2880;
       }
     }
-    const unsigned int v2884 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2884 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2885 = v1635 + v2884;
-    const unsigned int v2886 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2886 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2887 = v1634 + v2886;
-    const bool v2888 = v2885 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2888 = v2885 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2889 = v2887 < v79;
     const bool v2890 = v2888 && v2889;
     if (v2890) {
@@ -3168,11 +3168,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2899] = v2896;
       }
     }
-    const unsigned int v2900 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2900 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2901 = v1635 + v2900;
-    const unsigned int v2902 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2902 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2903 = v1634 + v2902;
-    const bool v2904 = v2901 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2904 = v2901 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2905 = v2903 < v79;
     const bool v2906 = v2904 && v2905;
     if (v2906) {
@@ -3188,11 +3188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2915] = v2912;
       }
     }
-    const unsigned int v2916 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2916 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2917 = v1635 + v2916;
-    const unsigned int v2918 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2918 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2919 = v1634 + v2918;
-    const bool v2920 = v2917 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2920 = v2917 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2921 = v2919 < v79;
     const bool v2922 = v2920 && v2921;
     if (v2922) {
@@ -3208,11 +3208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2931] = v2928;
       }
     }
-    const unsigned int v2932 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2932 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2933 = v1635 + v2932;
-    const unsigned int v2934 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2934 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2935 = v1634 + v2934;
-    const bool v2936 = v2933 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2936 = v2933 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2937 = v2935 < v79;
     const bool v2938 = v2936 && v2937;
     if (v2938) {
@@ -3228,11 +3228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2947] = v2944;
       }
     }
-    const unsigned int v2948 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2948 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2949 = v1635 + v2948;
-    const unsigned int v2950 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2950 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2951 = v1634 + v2950;
-    const bool v2952 = v2949 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2952 = v2949 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2953 = v2951 < v79;
     const bool v2954 = v2952 && v2953;
     if (v2954) {
@@ -3248,11 +3248,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2963] = v2960;
       }
     }
-    const unsigned int v2964 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2964 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2965 = v1635 + v2964;
-    const unsigned int v2966 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2966 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2967 = v1634 + v2966;
-    const bool v2968 = v2965 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2968 = v2965 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2969 = v2967 < v79;
     const bool v2970 = v2968 && v2969;
     if (v2970) {
@@ -3268,11 +3268,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2979] = v2976;
       }
     }
-    const unsigned int v2980 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2980 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2981 = v1635 + v2980;
-    const unsigned int v2982 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2982 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2983 = v1634 + v2982;
-    const bool v2984 = v2981 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2984 = v2981 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2985 = v2983 < v79;
     const bool v2986 = v2984 && v2985;
     if (v2986) {
@@ -3288,11 +3288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2995] = v2992;
       }
     }
-    const unsigned int v2996 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2996 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2997 = v1635 + v2996;
-    const unsigned int v2998 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2998 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2999 = v1634 + v2998;
-    const bool v3000 = v2997 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3000 = v2997 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3001 = v2999 < v79;
     const bool v3002 = v3000 && v3001;
     if (v3002) {
@@ -3308,11 +3308,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3011] = v3008;
       }
     }
-    const unsigned int v3012 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3012 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3013 = v1635 + v3012;
-    const unsigned int v3014 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3014 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3015 = v1634 + v3014;
-    const bool v3016 = v3013 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3016 = v3013 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3017 = v3015 < v79;
     const bool v3018 = v3016 && v3017;
     if (v3018) {
@@ -3328,11 +3328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3027] = v3024;
       }
     }
-    const unsigned int v3028 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3028 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3029 = v1635 + v3028;
-    const unsigned int v3030 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3030 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3031 = v1634 + v3030;
-    const bool v3032 = v3029 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3032 = v3029 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3033 = v3031 < v79;
     const bool v3034 = v3032 && v3033;
     if (v3034) {
@@ -3348,11 +3348,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3043] = v3040;
       }
     }
-    const unsigned int v3044 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3044 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3045 = v1635 + v3044;
-    const unsigned int v3046 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3046 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3047 = v1634 + v3046;
-    const bool v3048 = v3045 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3048 = v3045 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3049 = v3047 < v79;
     const bool v3050 = v3048 && v3049;
     if (v3050) {
@@ -3368,11 +3368,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3059] = v3056;
       }
     }
-    const unsigned int v3060 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3060 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3061 = v1635 + v3060;
-    const unsigned int v3062 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3062 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3063 = v1634 + v3062;
-    const bool v3064 = v3061 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3064 = v3061 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3065 = v3063 < v79;
     const bool v3066 = v3064 && v3065;
     if (v3066) {
@@ -3388,11 +3388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3075] = v3072;
       }
     }
-    const unsigned int v3076 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3076 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3077 = v1635 + v3076;
-    const unsigned int v3078 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3078 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3079 = v1634 + v3078;
-    const bool v3080 = v3077 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3080 = v3077 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3081 = v3079 < v79;
     const bool v3082 = v3080 && v3081;
     if (v3082) {
@@ -3408,11 +3408,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3091] = v3088;
       }
     }
-    const unsigned int v3092 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3092 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3093 = v1635 + v3092;
-    const unsigned int v3094 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3094 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3095 = v1634 + v3094;
-    const bool v3096 = v3093 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3096 = v3093 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3097 = v3095 < v79;
     const bool v3098 = v3096 && v3097;
     if (v3098) {
@@ -3428,11 +3428,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3107] = v3104;
       }
     }
-    const unsigned int v3108 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3108 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3109 = v1635 + v3108;
-    const unsigned int v3110 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3110 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3111 = v1634 + v3110;
-    const bool v3112 = v3109 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3112 = v3109 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3113 = v3111 < v79;
     const bool v3114 = v3112 && v3113;
     if (v3114) {
@@ -3448,11 +3448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3123] = v3120;
       }
     }
-    const unsigned int v3124 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3124 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3125 = v1635 + v3124;
-    const unsigned int v3126 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3126 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3127 = v1634 + v3126;
-    const bool v3128 = v3125 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3128 = v3125 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3129 = v3127 < v79;
     const bool v3130 = v3128 && v3129;
     if (v3130) {
@@ -3468,11 +3468,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3139] = v3136;
       }
     }
-    const unsigned int v3140 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3140 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3141 = v1635 + v3140;
-    const unsigned int v3142 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3142 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3143 = v1634 + v3142;
-    const bool v3144 = v3141 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3144 = v3141 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3145 = v3143 < v79;
     const bool v3146 = v3144 && v3145;
     if (v3146) {
@@ -3488,11 +3488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3155] = v3152;
       }
     }
-    const unsigned int v3156 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3156 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3157 = v1635 + v3156;
-    const unsigned int v3158 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3158 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3159 = v1634 + v3158;
-    const bool v3160 = v3157 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3160 = v3157 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3161 = v3159 < v79;
     const bool v3162 = v3160 && v3161;
     if (v3162) {
@@ -3508,11 +3508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3171] = v3168;
       }
     }
-    const unsigned int v3172 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3172 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3173 = v1635 + v3172;
-    const unsigned int v3174 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3174 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3175 = v1634 + v3174;
-    const bool v3176 = v3173 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3176 = v3173 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3177 = v3175 < v79;
     const bool v3178 = v3176 && v3177;
     if (v3178) {
@@ -3528,11 +3528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3187] = v3184;
       }
     }
-    const unsigned int v3188 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3188 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3189 = v1635 + v3188;
-    const unsigned int v3190 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3190 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3191 = v1634 + v3190;
-    const bool v3192 = v3189 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3192 = v3189 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3193 = v3191 < v79;
     const bool v3194 = v3192 && v3193;
     if (v3194) {
@@ -3548,11 +3548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3203] = v3200;
       }
     }
-    const unsigned int v3204 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3204 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3205 = v1635 + v3204;
-    const unsigned int v3206 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3206 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3207 = v1634 + v3206;
-    const bool v3208 = v3205 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3208 = v3205 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3209 = v3207 < v79;
     const bool v3210 = v3208 && v3209;
     if (v3210) {
@@ -3568,11 +3568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3219] = v3216;
       }
     }
-    const unsigned int v3220 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3220 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3221 = v1635 + v3220;
-    const unsigned int v3222 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3222 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3223 = v1634 + v3222;
-    const bool v3224 = v3221 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3224 = v3221 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3225 = v3223 < v79;
     const bool v3226 = v3224 && v3225;
     if (v3226) {
@@ -3588,11 +3588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3235] = v3232;
       }
     }
-    const unsigned int v3236 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3236 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3237 = v1635 + v3236;
-    const unsigned int v3238 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3238 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3239 = v1634 + v3238;
-    const bool v3240 = v3237 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3240 = v3237 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3241 = v3239 < v79;
     const bool v3242 = v3240 && v3241;
     if (v3242) {
@@ -3608,11 +3608,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3251] = v3248;
       }
     }
-    const unsigned int v3252 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3252 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3253 = v1635 + v3252;
-    const unsigned int v3254 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3254 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3255 = v1634 + v3254;
-    const bool v3256 = v3253 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3256 = v3253 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3257 = v3255 < v79;
     const bool v3258 = v3256 && v3257;
     if (v3258) {
@@ -3628,11 +3628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3267] = v3264;
       }
     }
-    const unsigned int v3268 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3268 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3269 = v1635 + v3268;
-    const unsigned int v3270 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3270 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3271 = v1634 + v3270;
-    const bool v3272 = v3269 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3272 = v3269 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3273 = v3271 < v79;
     const bool v3274 = v3272 && v3273;
     if (v3274) {
@@ -3648,11 +3648,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3283] = v3280;
       }
     }
-    const unsigned int v3284 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3284 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3285 = v1635 + v3284;
-    const unsigned int v3286 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3286 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3287 = v1634 + v3286;
-    const bool v3288 = v3285 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3288 = v3285 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3289 = v3287 < v79;
     const bool v3290 = v3288 && v3289;
     if (v3290) {
@@ -3668,11 +3668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3299] = v3296;
       }
     }
-    const unsigned int v3300 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3300 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3301 = v1635 + v3300;
-    const unsigned int v3302 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3302 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3303 = v1634 + v3302;
-    const bool v3304 = v3301 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3304 = v3301 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3305 = v3303 < v79;
     const bool v3306 = v3304 && v3305;
     if (v3306) {
@@ -3688,11 +3688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3315] = v3312;
       }
     }
-    const unsigned int v3316 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3316 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3317 = v1635 + v3316;
-    const unsigned int v3318 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3318 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3319 = v1634 + v3318;
-    const bool v3320 = v3317 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3320 = v3317 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3321 = v3319 < v79;
     const bool v3322 = v3320 && v3321;
     if (v3322) {
@@ -3708,11 +3708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3331] = v3328;
       }
     }
-    const unsigned int v3332 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3332 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3333 = v1635 + v3332;
-    const unsigned int v3334 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3334 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3335 = v1634 + v3334;
-    const bool v3336 = v3333 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3336 = v3333 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3337 = v3335 < v79;
     const bool v3338 = v3336 && v3337;
     if (v3338) {
@@ -3728,11 +3728,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3347] = v3344;
       }
     }
-    const unsigned int v3348 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3348 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3349 = v1635 + v3348;
-    const unsigned int v3350 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3350 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3351 = v1634 + v3350;
-    const bool v3352 = v3349 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3352 = v3349 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3353 = v3351 < v79;
     const bool v3354 = v3352 && v3353;
     if (v3354) {
@@ -3748,11 +3748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3363] = v3360;
       }
     }
-    const unsigned int v3364 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3364 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3365 = v1635 + v3364;
-    const unsigned int v3366 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3366 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3367 = v1634 + v3366;
-    const bool v3368 = v3365 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3368 = v3365 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3369 = v3367 < v79;
     const bool v3370 = v3368 && v3369;
     if (v3370) {
@@ -3768,11 +3768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3379] = v3376;
       }
     }
-    const unsigned int v3380 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3380 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3381 = v1635 + v3380;
-    const unsigned int v3382 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3382 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3383 = v1634 + v3382;
-    const bool v3384 = v3381 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3384 = v3381 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3385 = v3383 < v79;
     const bool v3386 = v3384 && v3385;
     if (v3386) {
@@ -3788,11 +3788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3395] = v3392;
       }
     }
-    const unsigned int v3396 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3396 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3397 = v1635 + v3396;
-    const unsigned int v3398 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3398 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3399 = v1634 + v3398;
-    const bool v3400 = v3397 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3400 = v3397 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3401 = v3399 < v79;
     const bool v3402 = v3400 && v3401;
     if (v3402) {
@@ -3808,11 +3808,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3411] = v3408;
       }
     }
-    const unsigned int v3412 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3412 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3413 = v1635 + v3412;
-    const unsigned int v3414 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3414 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3415 = v1634 + v3414;
-    const bool v3416 = v3413 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3416 = v3413 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3417 = v3415 < v79;
     const bool v3418 = v3416 && v3417;
     if (v3418) {
@@ -3828,11 +3828,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3427] = v3424;
       }
     }
-    const unsigned int v3428 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3428 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3429 = v1635 + v3428;
-    const unsigned int v3430 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3430 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3431 = v1634 + v3430;
-    const bool v3432 = v3429 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3432 = v3429 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3433 = v3431 < v79;
     const bool v3434 = v3432 && v3433;
     if (v3434) {
@@ -3848,11 +3848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3443] = v3440;
       }
     }
-    const unsigned int v3444 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3444 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3445 = v1635 + v3444;
-    const unsigned int v3446 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3446 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3447 = v1634 + v3446;
-    const bool v3448 = v3445 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3448 = v3445 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3449 = v3447 < v79;
     const bool v3450 = v3448 && v3449;
     if (v3450) {
@@ -3868,11 +3868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3459] = v3456;
       }
     }
-    const unsigned int v3460 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3460 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3461 = v1635 + v3460;
-    const unsigned int v3462 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3462 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3463 = v1634 + v3462;
-    const bool v3464 = v3461 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3464 = v3461 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3465 = v3463 < v79;
     const bool v3466 = v3464 && v3465;
     if (v3466) {
@@ -3888,11 +3888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3475] = v3472;
       }
     }
-    const unsigned int v3476 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3476 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3477 = v1635 + v3476;
-    const unsigned int v3478 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3478 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3479 = v1634 + v3478;
-    const bool v3480 = v3477 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3480 = v3477 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3481 = v3479 < v79;
     const bool v3482 = v3480 && v3481;
     if (v3482) {
@@ -3908,11 +3908,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3491] = v3488;
       }
     }
-    const unsigned int v3492 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3492 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3493 = v1635 + v3492;
-    const unsigned int v3494 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3494 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3495 = v1634 + v3494;
-    const bool v3496 = v3493 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3496 = v3493 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3497 = v3495 < v79;
     const bool v3498 = v3496 && v3497;
     if (v3498) {
@@ -3928,11 +3928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3507] = v3504;
       }
     }
-    const unsigned int v3508 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3508 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3509 = v1635 + v3508;
-    const unsigned int v3510 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3510 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3511 = v1634 + v3510;
-    const bool v3512 = v3509 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3512 = v3509 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3513 = v3511 < v79;
     const bool v3514 = v3512 && v3513;
     if (v3514) {
@@ -3948,11 +3948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3523] = v3520;
       }
     }
-    const unsigned int v3524 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3524 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3525 = v1635 + v3524;
-    const unsigned int v3526 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3526 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3527 = v1634 + v3526;
-    const bool v3528 = v3525 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3528 = v3525 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3529 = v3527 < v79;
     const bool v3530 = v3528 && v3529;
     if (v3530) {
@@ -3968,11 +3968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3539] = v3536;
       }
     }
-    const unsigned int v3540 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3540 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3541 = v1635 + v3540;
-    const unsigned int v3542 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3542 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3543 = v1634 + v3542;
-    const bool v3544 = v3541 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3544 = v3541 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3545 = v3543 < v79;
     const bool v3546 = v3544 && v3545;
     if (v3546) {
@@ -3988,11 +3988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3555] = v3552;
       }
     }
-    const unsigned int v3556 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3556 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3557 = v1635 + v3556;
-    const unsigned int v3558 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3558 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3559 = v1634 + v3558;
-    const bool v3560 = v3557 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3560 = v3557 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3561 = v3559 < v79;
     const bool v3562 = v3560 && v3561;
     if (v3562) {
@@ -4008,11 +4008,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3571] = v3568;
       }
     }
-    const unsigned int v3572 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3572 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3573 = v1635 + v3572;
-    const unsigned int v3574 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3574 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3575 = v1634 + v3574;
-    const bool v3576 = v3573 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3576 = v3573 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3577 = v3575 < v79;
     const bool v3578 = v3576 && v3577;
     if (v3578) {
@@ -4028,11 +4028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3587] = v3584;
       }
     }
-    const unsigned int v3588 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3588 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3589 = v1635 + v3588;
-    const unsigned int v3590 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3590 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3591 = v1634 + v3590;
-    const bool v3592 = v3589 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3592 = v3589 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3593 = v3591 < v79;
     const bool v3594 = v3592 && v3593;
     if (v3594) {
@@ -4048,11 +4048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3603] = v3600;
       }
     }
-    const unsigned int v3604 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3604 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3605 = v1635 + v3604;
-    const unsigned int v3606 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3606 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3607 = v1634 + v3606;
-    const bool v3608 = v3605 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3608 = v3605 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3609 = v3607 < v79;
     const bool v3610 = v3608 && v3609;
     if (v3610) {
@@ -4068,11 +4068,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3619] = v3616;
       }
     }
-    const unsigned int v3620 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3620 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3621 = v1635 + v3620;
-    const unsigned int v3622 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3622 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3623 = v1634 + v3622;
-    const bool v3624 = v3621 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3624 = v3621 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3625 = v3623 < v79;
     const bool v3626 = v3624 && v3625;
     if (v3626) {
@@ -4088,11 +4088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3635] = v3632;
       }
     }
-    const unsigned int v3636 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3636 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3637 = v1635 + v3636;
-    const unsigned int v3638 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3638 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3639 = v1634 + v3638;
-    const bool v3640 = v3637 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3640 = v3637 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3641 = v3639 < v79;
     const bool v3642 = v3640 && v3641;
     if (v3642) {
@@ -4108,11 +4108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3651] = v3648;
       }
     }
-    const unsigned int v3652 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3652 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3653 = v1635 + v3652;
-    const unsigned int v3654 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3654 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3655 = v1634 + v3654;
-    const bool v3656 = v3653 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3656 = v3653 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3657 = v3655 < v79;
     const bool v3658 = v3656 && v3657;
     if (v3658) {
@@ -4128,11 +4128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3667] = v3664;
       }
     }
-    const unsigned int v3668 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3668 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3669 = v1635 + v3668;
-    const unsigned int v3670 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3670 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3671 = v1634 + v3670;
-    const bool v3672 = v3669 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3672 = v3669 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3673 = v3671 < v79;
     const bool v3674 = v3672 && v3673;
     if (v3674) {

@@ -268,21 +268,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
   const unsigned int v1 = experts;
   const unsigned int v2 = n;
   const unsigned int v3 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:131
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v26 = v25 << 7u;
   unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:29
   unsigned int v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
@@ -341,90 +341,90 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:173
     const unsigned int v79 = v1 * v2;
     const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:100
-    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
-    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
     const unsigned int v86 = v85 << 6u;
-    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
     const unsigned int v90 = v89 << 6u;
-    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:234
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:241
     iron_frag_fill(v92, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:235
+    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:242
     iron_frag_fill(v94, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:236
+    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:243
     iron_frag_fill(v96, iron_f32_to_bf16(0.0f));
-    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:249
-      for (unsigned int v4272 = 0u; v4272 < 2u; v4272 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:256
+      for (unsigned int v4272 = 0u; v4272 < 2u; v4272 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
         const unsigned int v4273 = v4272 << 5u;
         const bool v4275 = v4273 < v3;
         if (v4275) {
-          const unsigned int v4277 = v4272 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-          const unsigned int v4279 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4282 = v4279 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4285 = v4279 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4277 = v4272 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+          const unsigned int v4279 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4282 = v4279 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4285 = v4279 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v4286 = v4285 << 3u;
-          const unsigned int v4287 = v75 + v4282;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4287 = v75 + v4282;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v4288 = v4287 < v76;
           const unsigned int v4289 = v4273 + v4286;
           const bool v4290 = v4289 < v3;
           const bool v4291 = v4288 && v4290;
-          const unsigned int v4293 = v4287 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4293 = v4287 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v4295 = v4293 + v4273;
           const unsigned int v4296 = v4295 + v4286;
           const unsigned int v4297 = v4291 ? v4296 : 0u;
-          const unsigned int v4299 = v4282 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4299 = v4282 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v4300 = v4277 + v4299;
           const unsigned int v4301 = v4300 + v4286;
           iron_copy_async<16>(shm0 + v4301, x_sorted + v4297, v4291);
-          const unsigned int v4304 = v4279 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4306 = v4304 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4309 = v4304 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4304 = v4279 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4306 = v4304 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4309 = v4304 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v4310 = v4309 << 3u;
-          const unsigned int v4311 = v75 + v4306;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4311 = v75 + v4306;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v4312 = v4311 < v76;
           const unsigned int v4313 = v4273 + v4310;
           const bool v4314 = v4313 < v3;
           const bool v4315 = v4312 && v4314;
-          const unsigned int v4317 = v4311 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4317 = v4311 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v4319 = v4317 + v4273;
           const unsigned int v4320 = v4319 + v4310;
           const unsigned int v4321 = v4315 ? v4320 : 0u;
-          const unsigned int v4323 = v4306 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4323 = v4306 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v4324 = v4277 + v4323;
           const unsigned int v4325 = v4324 + v4310;
           iron_copy_async<16>(shm0 + v4325, x_sorted + v4321, v4315);
-          const unsigned int v4328 = v4279 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4330 = v4328 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4333 = v4328 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4328 = v4279 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4330 = v4328 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4333 = v4328 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v4334 = v4333 << 3u;
-          const unsigned int v4335 = v75 + v4330;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4335 = v75 + v4330;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v4336 = v4335 < v76;
           const unsigned int v4337 = v4273 + v4334;
           const bool v4338 = v4337 < v3;
           const bool v4339 = v4336 && v4338;
-          const unsigned int v4341 = v4335 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4341 = v4335 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v4343 = v4341 + v4273;
           const unsigned int v4344 = v4343 + v4334;
           const unsigned int v4345 = v4339 ? v4344 : 0u;
-          const unsigned int v4347 = v4330 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4347 = v4330 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v4348 = v4277 + v4347;
           const unsigned int v4349 = v4348 + v4334;
           iron_copy_async<16>(shm0 + v4349, x_sorted + v4345, v4339);
-          const unsigned int v4352 = v4279 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4354 = v4352 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4357 = v4352 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4352 = v4279 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4354 = v4352 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4357 = v4352 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v4358 = v4357 << 3u;
-          const unsigned int v4359 = v75 + v4354;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4359 = v75 + v4354;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v4360 = v4359 < v76;
           const unsigned int v4361 = v4273 + v4358;
           const bool v4362 = v4361 < v3;
           const bool v4363 = v4360 && v4362;
-          const unsigned int v4365 = v4359 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4365 = v4359 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v4367 = v4365 + v4273;
           const unsigned int v4368 = v4367 + v4358;
           const unsigned int v4369 = v4363 ? v4368 : 0u;
-          const unsigned int v4371 = v4354 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4371 = v4354 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v4372 = v4277 + v4371;
           const unsigned int v4373 = v4372 + v4358;
           iron_copy_async<16>(shm0 + v4373, x_sorted + v4369, v4363);
@@ -965,98 +965,98 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
           const iron_bf16 v5321 = iron_f32_to_bf16(v5320);
           *reinterpret_cast<iron_bf16x8*>(shm1 + v4373) = iron_bf16x8{{v5300, v5303, v5306, v5309, v5312, v5315, v5318, v5321}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
       }
-      const unsigned int v5340 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-      const unsigned int v5346 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v5340 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v5346 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (unsigned int v5328 = 0u; v5328 < v3; v5328 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+      for (unsigned int v5328 = 0u; v5328 < v3; v5328 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
         const unsigned int v5330 = v5328 >> 5u;
         const unsigned int v5332 = v5330 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v5334 = v5332 * 5120u;  // kernels/gemm/gemm_tiles.hpp:258
-        const unsigned int v5341 = v5334 + v5340;  // kernels/gemm/gemm_tiles.hpp:240
+        const unsigned int v5334 = v5332 * 5120u;  // kernels/gemm/gemm_tiles.hpp:265
+        const unsigned int v5341 = v5334 + v5340;  // kernels/gemm/gemm_tiles.hpp:247
         iron_frag_load_shared<false>(v94, shm0, v5341, 40u);
-        const unsigned int v5347 = v5334 + v5346;  // kernels/gemm/gemm_tiles.hpp:244
+        const unsigned int v5347 = v5334 + v5346;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load_shared<true>(v96, shm1, v5347, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        const unsigned int v5354 = v5341 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v5354 = v5341 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
         iron_frag_load_shared<false>(v94, shm0, v5354, 40u);
-        const unsigned int v5360 = v5347 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+        const unsigned int v5360 = v5347 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load_shared<true>(v96, shm1, v5360, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        const unsigned int v5363 = v5328 + 64u;  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        const unsigned int v5363 = v5328 + 64u;  // kernels/gemm/gemm_tiles.hpp:263
         const unsigned int v5365 = v5330 + 2u;
         const unsigned int v5366 = v5365 % 3u;
         const bool v5367 = v5363 < v3;
         if (v5367) {
-          const unsigned int v5369 = v5366 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-          const unsigned int v5371 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v5374 = v5371 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5377 = v5371 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5369 = v5366 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+          const unsigned int v5371 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5374 = v5371 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5377 = v5371 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v5378 = v5377 << 3u;
-          const unsigned int v5379 = v75 + v5374;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5379 = v75 + v5374;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v5380 = v5379 < v76;
           const unsigned int v5381 = v5363 + v5378;
           const bool v5382 = v5381 < v3;
           const bool v5383 = v5380 && v5382;
-          const unsigned int v5385 = v5379 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v5385 = v5379 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v5387 = v5385 + v5363;
           const unsigned int v5388 = v5387 + v5378;
           const unsigned int v5389 = v5383 ? v5388 : 0u;
-          const unsigned int v5391 = v5374 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5391 = v5374 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v5392 = v5369 + v5391;
           const unsigned int v5393 = v5392 + v5378;
           iron_copy_async<16>(shm0 + v5393, x_sorted + v5389, v5383);
-          const unsigned int v5396 = v5371 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v5398 = v5396 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5401 = v5396 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5396 = v5371 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5398 = v5396 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5401 = v5396 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v5402 = v5401 << 3u;
-          const unsigned int v5403 = v75 + v5398;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5403 = v75 + v5398;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v5404 = v5403 < v76;
           const unsigned int v5405 = v5363 + v5402;
           const bool v5406 = v5405 < v3;
           const bool v5407 = v5404 && v5406;
-          const unsigned int v5409 = v5403 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v5409 = v5403 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v5411 = v5409 + v5363;
           const unsigned int v5412 = v5411 + v5402;
           const unsigned int v5413 = v5407 ? v5412 : 0u;
-          const unsigned int v5415 = v5398 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5415 = v5398 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v5416 = v5369 + v5415;
           const unsigned int v5417 = v5416 + v5402;
           iron_copy_async<16>(shm0 + v5417, x_sorted + v5413, v5407);
-          const unsigned int v5420 = v5371 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v5422 = v5420 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5425 = v5420 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5420 = v5371 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5422 = v5420 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5425 = v5420 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v5426 = v5425 << 3u;
-          const unsigned int v5427 = v75 + v5422;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5427 = v75 + v5422;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v5428 = v5427 < v76;
           const unsigned int v5429 = v5363 + v5426;
           const bool v5430 = v5429 < v3;
           const bool v5431 = v5428 && v5430;
-          const unsigned int v5433 = v5427 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v5433 = v5427 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v5435 = v5433 + v5363;
           const unsigned int v5436 = v5435 + v5426;
           const unsigned int v5437 = v5431 ? v5436 : 0u;
-          const unsigned int v5439 = v5422 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5439 = v5422 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v5440 = v5369 + v5439;
           const unsigned int v5441 = v5440 + v5426;
           iron_copy_async<16>(shm0 + v5441, x_sorted + v5437, v5431);
-          const unsigned int v5444 = v5371 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v5446 = v5444 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5449 = v5444 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5444 = v5371 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5446 = v5444 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5449 = v5444 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v5450 = v5449 << 3u;
-          const unsigned int v5451 = v75 + v5446;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5451 = v75 + v5446;  // kernels/gemm/gemm_tiles.hpp:81
           const bool v5452 = v5451 < v76;
           const unsigned int v5453 = v5363 + v5450;
           const bool v5454 = v5453 < v3;
           const bool v5455 = v5452 && v5454;
-          const unsigned int v5457 = v5451 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v5457 = v5451 * v3;  // kernels/gemm/gemm_tiles.hpp:82
           const unsigned int v5459 = v5457 + v5363;
           const unsigned int v5460 = v5459 + v5450;
           const unsigned int v5461 = v5455 ? v5460 : 0u;
-          const unsigned int v5463 = v5446 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5463 = v5446 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
           const unsigned int v5464 = v5369 + v5463;
           const unsigned int v5465 = v5464 + v5450;
           iron_copy_async<16>(shm0 + v5465, x_sorted + v5461, v5455);
@@ -1597,11 +1597,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
           const iron_bf16 v6413 = iron_f32_to_bf16(v6412);
           *reinterpret_cast<iron_bf16x8*>(shm1 + v5465) = iron_bf16x8{{v6392, v6395, v6398, v6401, v6404, v6407, v6410, v6413}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
       }
       __syncthreads();
     } else {
-      const unsigned int v1197 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v1197 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v1198 = threadIdx.x;
       const unsigned int v1228 = v1198 >> 2u;  // kernels/gemm/quant_b.hpp:135
       const unsigned int v1231 = v1198 & 3u;  // kernels/gemm/quant_b.hpp:136
@@ -1650,30 +1650,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
       const unsigned int v1971 = v1959 * v1256;  // kernels/gemm/quant_b.hpp:72
       const unsigned int v2172 = v1942 * 40u;  // kernels/gemm/quant_b.hpp:146
       const unsigned int v2174 = v2172 + v1946;
-      const unsigned int v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-      const unsigned int v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-      const unsigned int v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-      const unsigned int v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const unsigned int v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (unsigned int v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
-        for (unsigned int v1200 = v1198; v1200 < 4096u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v1202 = v1200 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v1204 = v1200 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v1205 = v75 + v1202;  // kernels/gemm/gemm_tiles.hpp:96
+      for (unsigned int v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+        for (unsigned int v1200 = v1198; v1200 < 4096u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v1202 = v1200 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v1204 = v1200 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1205 = v75 + v1202;  // kernels/gemm/gemm_tiles.hpp:98
           const bool v1206 = v1205 < v76;
           const unsigned int v1207 = v1196 + v1204;
           const bool v1208 = v1207 < v3;
           const bool v1209 = v1206 && v1208;
           if (v1209) {
-            const unsigned int v1211 = v1205 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v1211 = v1205 * v3;  // kernels/gemm/gemm_tiles.hpp:99
             const unsigned int v1213 = v1211 + v1196;
             const unsigned int v1214 = v1213 + v1204;
             const iron_bf16 v1215 = x_sorted[v1214];
-            const unsigned int v1217 = v1202 * 40u;
+            const unsigned int v1217 = v1202 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
             const unsigned int v1218 = v1217 + v1204;
             shm0[v1218] = v1215;
           } else {
-            const unsigned int v1220 = v1202 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1220 = v1202 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
             const unsigned int v1221 = v1220 + v1204;
             shm0[v1221] = iron_f32_to_bf16(0.0f);
           }
@@ -2198,23 +2198,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         const float v2168 = v1951 ? v2145 : 0.0f;
         const iron_bf16 v2169 = iron_f32_to_bf16(v2168);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v2174) = iron_bf16x8{{v2148, v2151, v2154, v2157, v2160, v2163, v2166, v2169}};  // kernels/gemm/quant_b.hpp:146
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<false>(v94, shm0, v2181, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-        iron_frag_load_shared<true>(v96, shm1, v2187, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        iron_frag_load_shared<false>(v94, shm0, v2195, 40u);  // kernels/gemm/gemm_tiles.hpp:240
-        iron_frag_load_shared<true>(v96, shm1, v2201, 40u);  // kernels/gemm/gemm_tiles.hpp:244
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false>(v94, shm0, v2181, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load_shared<true>(v96, shm1, v2187, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        iron_frag_load_shared<false>(v94, shm0, v2195, 40u);  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load_shared<true>(v96, shm1, v2201, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
       }
     }
-    const unsigned int v2202 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:269
+    const unsigned int v2202 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:276
     const unsigned int v2203 = v75 + v86;
-    const unsigned int v2204 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2204 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2205 = v2203 + v2204;
-    const unsigned int v2206 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2206 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2207 = v2202 + v2206;
-    const bool v2208 = v2205 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2208 = v2205 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2209 = v2207 < v79;
     const bool v2210 = v2208 && v2209;
     if (v2210) {
@@ -2230,11 +2230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2219] = v2216;
       }
     }
-    const unsigned int v2220 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2220 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2221 = v2203 + v2220;
-    const unsigned int v2222 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2222 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2223 = v2202 + v2222;
-    const bool v2224 = v2221 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2224 = v2221 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2225 = v2223 < v79;
     const bool v2226 = v2224 && v2225;
     if (v2226) {
@@ -2250,11 +2250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2235] = v2232;
       }
     }
-    const unsigned int v2236 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2236 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2237 = v2203 + v2236;
-    const unsigned int v2238 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2238 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2239 = v2202 + v2238;
-    const bool v2240 = v2237 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2240 = v2237 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2241 = v2239 < v79;
     const bool v2242 = v2240 && v2241;
     if (v2242) {
@@ -2270,11 +2270,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2251] = v2248;
       }
     }
-    const unsigned int v2252 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2252 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2253 = v2203 + v2252;
-    const unsigned int v2254 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2254 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2255 = v2202 + v2254;
-    const bool v2256 = v2253 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2256 = v2253 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2257 = v2255 < v79;
     const bool v2258 = v2256 && v2257;
     if (v2258) {
@@ -2290,11 +2290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2267] = v2264;
       }
     }
-    const unsigned int v2268 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2268 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2269 = v2203 + v2268;
-    const unsigned int v2270 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2270 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2271 = v2202 + v2270;
-    const bool v2272 = v2269 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2272 = v2269 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2273 = v2271 < v79;
     const bool v2274 = v2272 && v2273;
     if (v2274) {
@@ -2310,11 +2310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2283] = v2280;
       }
     }
-    const unsigned int v2284 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2284 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2285 = v2203 + v2284;
-    const unsigned int v2286 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2286 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2287 = v2202 + v2286;
-    const bool v2288 = v2285 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2288 = v2285 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2289 = v2287 < v79;
     const bool v2290 = v2288 && v2289;
     if (v2290) {
@@ -2330,11 +2330,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2299] = v2296;
       }
     }
-    const unsigned int v2300 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2300 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2301 = v2203 + v2300;
-    const unsigned int v2302 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2302 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2303 = v2202 + v2302;
-    const bool v2304 = v2301 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2304 = v2301 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2305 = v2303 < v79;
     const bool v2306 = v2304 && v2305;
     if (v2306) {
@@ -2350,11 +2350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2315] = v2312;
       }
     }
-    const unsigned int v2316 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2316 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2317 = v2203 + v2316;
-    const unsigned int v2318 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2318 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2319 = v2202 + v2318;
-    const bool v2320 = v2317 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2320 = v2317 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2321 = v2319 < v79;
     const bool v2322 = v2320 && v2321;
     if (v2322) {
@@ -2370,11 +2370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2331] = v2328;
       }
     }
-    const unsigned int v2332 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2332 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2333 = v2203 + v2332;
-    const unsigned int v2334 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2334 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2335 = v2202 + v2334;
-    const bool v2336 = v2333 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2336 = v2333 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2337 = v2335 < v79;
     const bool v2338 = v2336 && v2337;
     if (v2338) {
@@ -2390,11 +2390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2347] = v2344;
       }
     }
-    const unsigned int v2348 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2348 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2349 = v2203 + v2348;
-    const unsigned int v2350 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2350 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2351 = v2202 + v2350;
-    const bool v2352 = v2349 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2352 = v2349 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2353 = v2351 < v79;
     const bool v2354 = v2352 && v2353;
     if (v2354) {
@@ -2410,11 +2410,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2363] = v2360;
       }
     }
-    const unsigned int v2364 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2364 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2365 = v2203 + v2364;
-    const unsigned int v2366 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2366 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2367 = v2202 + v2366;
-    const bool v2368 = v2365 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2368 = v2365 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2369 = v2367 < v79;
     const bool v2370 = v2368 && v2369;
     if (v2370) {
@@ -2430,11 +2430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2379] = v2376;
       }
     }
-    const unsigned int v2380 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2380 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2381 = v2203 + v2380;
-    const unsigned int v2382 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2382 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2383 = v2202 + v2382;
-    const bool v2384 = v2381 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2384 = v2381 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2385 = v2383 < v79;
     const bool v2386 = v2384 && v2385;
     if (v2386) {
@@ -2450,11 +2450,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2395] = v2392;
       }
     }
-    const unsigned int v2396 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2396 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2397 = v2203 + v2396;
-    const unsigned int v2398 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2398 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2399 = v2202 + v2398;
-    const bool v2400 = v2397 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2400 = v2397 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2401 = v2399 < v79;
     const bool v2402 = v2400 && v2401;
     if (v2402) {
@@ -2470,11 +2470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2411] = v2408;
       }
     }
-    const unsigned int v2412 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2412 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2413 = v2203 + v2412;
-    const unsigned int v2414 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2414 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2415 = v2202 + v2414;
-    const bool v2416 = v2413 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2416 = v2413 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2417 = v2415 < v79;
     const bool v2418 = v2416 && v2417;
     if (v2418) {
@@ -2490,11 +2490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2427] = v2424;
       }
     }
-    const unsigned int v2428 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2428 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2429 = v2203 + v2428;
-    const unsigned int v2430 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2430 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2431 = v2202 + v2430;
-    const bool v2432 = v2429 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2432 = v2429 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2433 = v2431 < v79;
     const bool v2434 = v2432 && v2433;
     if (v2434) {
@@ -2510,11 +2510,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2443] = v2440;
       }
     }
-    const unsigned int v2444 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2444 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2445 = v2203 + v2444;
-    const unsigned int v2446 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2446 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2447 = v2202 + v2446;
-    const bool v2448 = v2445 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2448 = v2445 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2449 = v2447 < v79;
     const bool v2450 = v2448 && v2449;
     if (v2450) {
@@ -2530,11 +2530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2459] = v2456;
       }
     }
-    const unsigned int v2460 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2460 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2461 = v2203 + v2460;
-    const unsigned int v2462 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2462 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2463 = v2202 + v2462;
-    const bool v2464 = v2461 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2464 = v2461 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2465 = v2463 < v79;
     const bool v2466 = v2464 && v2465;
     if (v2466) {
@@ -2550,11 +2550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2475] = v2472;
       }
     }
-    const unsigned int v2476 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2476 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2477 = v2203 + v2476;
-    const unsigned int v2478 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2478 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2479 = v2202 + v2478;
-    const bool v2480 = v2477 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2480 = v2477 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2481 = v2479 < v79;
     const bool v2482 = v2480 && v2481;
     if (v2482) {
@@ -2570,11 +2570,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2491] = v2488;
       }
     }
-    const unsigned int v2492 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2492 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2493 = v2203 + v2492;
-    const unsigned int v2494 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2494 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2495 = v2202 + v2494;
-    const bool v2496 = v2493 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2496 = v2493 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2497 = v2495 < v79;
     const bool v2498 = v2496 && v2497;
     if (v2498) {
@@ -2590,11 +2590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2507] = v2504;
       }
     }
-    const unsigned int v2508 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2508 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2509 = v2203 + v2508;
-    const unsigned int v2510 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2510 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2511 = v2202 + v2510;
-    const bool v2512 = v2509 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2512 = v2509 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2513 = v2511 < v79;
     const bool v2514 = v2512 && v2513;
     if (v2514) {
@@ -2610,11 +2610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2523] = v2520;
       }
     }
-    const unsigned int v2524 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2524 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2525 = v2203 + v2524;
-    const unsigned int v2526 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2526 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2527 = v2202 + v2526;
-    const bool v2528 = v2525 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2528 = v2525 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2529 = v2527 < v79;
     const bool v2530 = v2528 && v2529;
     if (v2530) {
@@ -2630,11 +2630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2539] = v2536;
       }
     }
-    const unsigned int v2540 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2540 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2541 = v2203 + v2540;
-    const unsigned int v2542 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2542 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2543 = v2202 + v2542;
-    const bool v2544 = v2541 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2544 = v2541 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2545 = v2543 < v79;
     const bool v2546 = v2544 && v2545;
     if (v2546) {
@@ -2650,11 +2650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2555] = v2552;
       }
     }
-    const unsigned int v2556 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2556 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2557 = v2203 + v2556;
-    const unsigned int v2558 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2558 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2559 = v2202 + v2558;
-    const bool v2560 = v2557 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2560 = v2557 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2561 = v2559 < v79;
     const bool v2562 = v2560 && v2561;
     if (v2562) {
@@ -2670,11 +2670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2571] = v2568;
       }
     }
-    const unsigned int v2572 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2572 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2573 = v2203 + v2572;
-    const unsigned int v2574 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2574 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2575 = v2202 + v2574;
-    const bool v2576 = v2573 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2576 = v2573 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2577 = v2575 < v79;
     const bool v2578 = v2576 && v2577;
     if (v2578) {
@@ -2690,11 +2690,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2587] = v2584;
       }
     }
-    const unsigned int v2588 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2588 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2589 = v2203 + v2588;
-    const unsigned int v2590 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2590 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2591 = v2202 + v2590;
-    const bool v2592 = v2589 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2592 = v2589 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2593 = v2591 < v79;
     const bool v2594 = v2592 && v2593;
     if (v2594) {
@@ -2710,11 +2710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2603] = v2600;
       }
     }
-    const unsigned int v2604 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2604 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2605 = v2203 + v2604;
-    const unsigned int v2606 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2606 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2607 = v2202 + v2606;
-    const bool v2608 = v2605 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2608 = v2605 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2609 = v2607 < v79;
     const bool v2610 = v2608 && v2609;
     if (v2610) {
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2619] = v2616;
       }
     }
-    const unsigned int v2620 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2620 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2621 = v2203 + v2620;
-    const unsigned int v2622 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2622 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2623 = v2202 + v2622;
-    const bool v2624 = v2621 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2624 = v2621 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2625 = v2623 < v79;
     const bool v2626 = v2624 && v2625;
     if (v2626) {
@@ -2750,11 +2750,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2635] = v2632;
       }
     }
-    const unsigned int v2636 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2636 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2637 = v2203 + v2636;
-    const unsigned int v2638 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2638 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2639 = v2202 + v2638;
-    const bool v2640 = v2637 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2640 = v2637 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2641 = v2639 < v79;
     const bool v2642 = v2640 && v2641;
     if (v2642) {
@@ -2770,11 +2770,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2651] = v2648;
       }
     }
-    const unsigned int v2652 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2652 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2653 = v2203 + v2652;
-    const unsigned int v2654 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2654 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2655 = v2202 + v2654;
-    const bool v2656 = v2653 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2656 = v2653 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2657 = v2655 < v79;
     const bool v2658 = v2656 && v2657;
     if (v2658) {
@@ -2790,11 +2790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2667] = v2664;
       }
     }
-    const unsigned int v2668 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2668 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2669 = v2203 + v2668;
-    const unsigned int v2670 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2670 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2671 = v2202 + v2670;
-    const bool v2672 = v2669 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2672 = v2669 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2673 = v2671 < v79;
     const bool v2674 = v2672 && v2673;
     if (v2674) {
@@ -2810,11 +2810,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2683] = v2680;
       }
     }
-    const unsigned int v2684 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2684 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2685 = v2203 + v2684;
-    const unsigned int v2686 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2686 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2687 = v2202 + v2686;
-    const bool v2688 = v2685 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2688 = v2685 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2689 = v2687 < v79;
     const bool v2690 = v2688 && v2689;
     if (v2690) {
@@ -2830,11 +2830,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2699] = v2696;
       }
     }
-    const unsigned int v2700 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2700 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2701 = v2203 + v2700;
-    const unsigned int v2702 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2702 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2703 = v2202 + v2702;
-    const bool v2704 = v2701 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2704 = v2701 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2705 = v2703 < v79;
     const bool v2706 = v2704 && v2705;
     if (v2706) {
@@ -2850,11 +2850,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2715] = v2712;
       }
     }
-    const unsigned int v2716 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2716 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2717 = v2203 + v2716;
-    const unsigned int v2718 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2718 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2719 = v2202 + v2718;
-    const bool v2720 = v2717 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2720 = v2717 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2721 = v2719 < v79;
     const bool v2722 = v2720 && v2721;
     if (v2722) {
@@ -2870,11 +2870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2731] = v2728;
       }
     }
-    const unsigned int v2732 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2732 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2733 = v2203 + v2732;
-    const unsigned int v2734 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2734 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2735 = v2202 + v2734;
-    const bool v2736 = v2733 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2736 = v2733 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2737 = v2735 < v79;
     const bool v2738 = v2736 && v2737;
     if (v2738) {
@@ -2890,11 +2890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2747] = v2744;
       }
     }
-    const unsigned int v2748 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2748 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2749 = v2203 + v2748;
-    const unsigned int v2750 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2750 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2751 = v2202 + v2750;
-    const bool v2752 = v2749 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2752 = v2749 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2753 = v2751 < v79;
     const bool v2754 = v2752 && v2753;
     if (v2754) {
@@ -2910,11 +2910,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2763] = v2760;
       }
     }
-    const unsigned int v2764 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2764 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2765 = v2203 + v2764;
-    const unsigned int v2766 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2766 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2767 = v2202 + v2766;
-    const bool v2768 = v2765 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2768 = v2765 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2769 = v2767 < v79;
     const bool v2770 = v2768 && v2769;
     if (v2770) {
@@ -2930,11 +2930,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2779] = v2776;
       }
     }
-    const unsigned int v2780 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2780 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2781 = v2203 + v2780;
-    const unsigned int v2782 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2782 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2783 = v2202 + v2782;
-    const bool v2784 = v2781 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2784 = v2781 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2785 = v2783 < v79;
     const bool v2786 = v2784 && v2785;
     if (v2786) {
@@ -2950,11 +2950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2795] = v2792;
       }
     }
-    const unsigned int v2796 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2796 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2797 = v2203 + v2796;
-    const unsigned int v2798 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2798 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2799 = v2202 + v2798;
-    const bool v2800 = v2797 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2800 = v2797 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2801 = v2799 < v79;
     const bool v2802 = v2800 && v2801;
     if (v2802) {
@@ -2970,11 +2970,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2811] = v2808;
       }
     }
-    const unsigned int v2812 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2812 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2813 = v2203 + v2812;
-    const unsigned int v2814 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2814 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2815 = v2202 + v2814;
-    const bool v2816 = v2813 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2816 = v2813 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2817 = v2815 < v79;
     const bool v2818 = v2816 && v2817;
     if (v2818) {
@@ -2990,11 +2990,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2827] = v2824;
       }
     }
-    const unsigned int v2828 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2828 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2829 = v2203 + v2828;
-    const unsigned int v2830 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2830 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2831 = v2202 + v2830;
-    const bool v2832 = v2829 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2832 = v2829 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2833 = v2831 < v79;
     const bool v2834 = v2832 && v2833;
     if (v2834) {
@@ -3010,11 +3010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2843] = v2840;
       }
     }
-    const unsigned int v2844 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2844 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2845 = v2203 + v2844;
-    const unsigned int v2846 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2846 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2847 = v2202 + v2846;
-    const bool v2848 = v2845 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2848 = v2845 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2849 = v2847 < v79;
     const bool v2850 = v2848 && v2849;
     if (v2850) {
@@ -3030,11 +3030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2859] = v2856;
       }
     }
-    const unsigned int v2860 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2860 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2861 = v2203 + v2860;
-    const unsigned int v2862 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2862 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2863 = v2202 + v2862;
-    const bool v2864 = v2861 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2864 = v2861 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2865 = v2863 < v79;
     const bool v2866 = v2864 && v2865;
     if (v2866) {
@@ -3050,11 +3050,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2875] = v2872;
       }
     }
-    const unsigned int v2876 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2876 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2877 = v2203 + v2876;
-    const unsigned int v2878 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2878 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2879 = v2202 + v2878;
-    const bool v2880 = v2877 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2880 = v2877 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2881 = v2879 < v79;
     const bool v2882 = v2880 && v2881;
     if (v2882) {
@@ -3070,11 +3070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2891] = v2888;
       }
     }
-    const unsigned int v2892 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2892 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2893 = v2203 + v2892;
-    const unsigned int v2894 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2894 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2895 = v2202 + v2894;
-    const bool v2896 = v2893 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2896 = v2893 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2897 = v2895 < v79;
     const bool v2898 = v2896 && v2897;
     if (v2898) {
@@ -3090,11 +3090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2907] = v2904;
       }
     }
-    const unsigned int v2908 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2908 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2909 = v2203 + v2908;
-    const unsigned int v2910 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2910 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2911 = v2202 + v2910;
-    const bool v2912 = v2909 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2912 = v2909 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2913 = v2911 < v79;
     const bool v2914 = v2912 && v2913;
     if (v2914) {
@@ -3110,11 +3110,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2923] = v2920;
       }
     }
-    const unsigned int v2924 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2924 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2925 = v2203 + v2924;
-    const unsigned int v2926 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2926 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2927 = v2202 + v2926;
-    const bool v2928 = v2925 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2928 = v2925 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2929 = v2927 < v79;
     const bool v2930 = v2928 && v2929;
     if (v2930) {
@@ -3130,11 +3130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2939] = v2936;
       }
     }
-    const unsigned int v2940 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2940 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2941 = v2203 + v2940;
-    const unsigned int v2942 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2942 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2943 = v2202 + v2942;
-    const bool v2944 = v2941 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2944 = v2941 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2945 = v2943 < v79;
     const bool v2946 = v2944 && v2945;
     if (v2946) {
@@ -3150,11 +3150,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2955] = v2952;
       }
     }
-    const unsigned int v2956 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2956 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2957 = v2203 + v2956;
-    const unsigned int v2958 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2958 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2959 = v2202 + v2958;
-    const bool v2960 = v2957 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2960 = v2957 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2961 = v2959 < v79;
     const bool v2962 = v2960 && v2961;
     if (v2962) {
@@ -3170,11 +3170,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2971] = v2968;
       }
     }
-    const unsigned int v2972 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2972 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2973 = v2203 + v2972;
-    const unsigned int v2974 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2974 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2975 = v2202 + v2974;
-    const bool v2976 = v2973 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2976 = v2973 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2977 = v2975 < v79;
     const bool v2978 = v2976 && v2977;
     if (v2978) {
@@ -3190,11 +3190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2987] = v2984;
       }
     }
-    const unsigned int v2988 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2988 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v2989 = v2203 + v2988;
-    const unsigned int v2990 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v2990 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v2991 = v2202 + v2990;
-    const bool v2992 = v2989 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2992 = v2989 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2993 = v2991 < v79;
     const bool v2994 = v2992 && v2993;
     if (v2994) {
@@ -3210,11 +3210,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3003] = v3000;
       }
     }
-    const unsigned int v3004 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3004 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3005 = v2203 + v3004;
-    const unsigned int v3006 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3006 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3007 = v2202 + v3006;
-    const bool v3008 = v3005 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3008 = v3005 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3009 = v3007 < v79;
     const bool v3010 = v3008 && v3009;
     if (v3010) {
@@ -3230,11 +3230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3019] = v3016;
       }
     }
-    const unsigned int v3020 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3020 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3021 = v2203 + v3020;
-    const unsigned int v3022 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3022 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3023 = v2202 + v3022;
-    const bool v3024 = v3021 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3024 = v3021 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3025 = v3023 < v79;
     const bool v3026 = v3024 && v3025;
     if (v3026) {
@@ -3250,11 +3250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3035] = v3032;
       }
     }
-    const unsigned int v3036 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3036 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3037 = v2203 + v3036;
-    const unsigned int v3038 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3038 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3039 = v2202 + v3038;
-    const bool v3040 = v3037 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3040 = v3037 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3041 = v3039 < v79;
     const bool v3042 = v3040 && v3041;
     if (v3042) {
@@ -3270,11 +3270,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3051] = v3048;
       }
     }
-    const unsigned int v3052 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3052 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3053 = v2203 + v3052;
-    const unsigned int v3054 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3054 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3055 = v2202 + v3054;
-    const bool v3056 = v3053 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3056 = v3053 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3057 = v3055 < v79;
     const bool v3058 = v3056 && v3057;
     if (v3058) {
@@ -3290,11 +3290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3067] = v3064;
       }
     }
-    const unsigned int v3068 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3068 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3069 = v2203 + v3068;
-    const unsigned int v3070 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3070 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3071 = v2202 + v3070;
-    const bool v3072 = v3069 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3072 = v3069 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3073 = v3071 < v79;
     const bool v3074 = v3072 && v3073;
     if (v3074) {
@@ -3310,11 +3310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3083] = v3080;
       }
     }
-    const unsigned int v3084 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3084 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3085 = v2203 + v3084;
-    const unsigned int v3086 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3086 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3087 = v2202 + v3086;
-    const bool v3088 = v3085 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3088 = v3085 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3089 = v3087 < v79;
     const bool v3090 = v3088 && v3089;
     if (v3090) {
@@ -3330,11 +3330,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3099] = v3096;
       }
     }
-    const unsigned int v3100 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3100 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3101 = v2203 + v3100;
-    const unsigned int v3102 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3102 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3103 = v2202 + v3102;
-    const bool v3104 = v3101 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3104 = v3101 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3105 = v3103 < v79;
     const bool v3106 = v3104 && v3105;
     if (v3106) {
@@ -3350,11 +3350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3115] = v3112;
       }
     }
-    const unsigned int v3116 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3116 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3117 = v2203 + v3116;
-    const unsigned int v3118 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3118 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3119 = v2202 + v3118;
-    const bool v3120 = v3117 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3120 = v3117 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3121 = v3119 < v79;
     const bool v3122 = v3120 && v3121;
     if (v3122) {
@@ -3370,11 +3370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3131] = v3128;
       }
     }
-    const unsigned int v3132 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3132 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3133 = v2203 + v3132;
-    const unsigned int v3134 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3134 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3135 = v2202 + v3134;
-    const bool v3136 = v3133 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3136 = v3133 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3137 = v3135 < v79;
     const bool v3138 = v3136 && v3137;
     if (v3138) {
@@ -3390,11 +3390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3147] = v3144;
       }
     }
-    const unsigned int v3148 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3148 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3149 = v2203 + v3148;
-    const unsigned int v3150 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3150 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3151 = v2202 + v3150;
-    const bool v3152 = v3149 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3152 = v3149 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3153 = v3151 < v79;
     const bool v3154 = v3152 && v3153;
     if (v3154) {
@@ -3410,11 +3410,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3163] = v3160;
       }
     }
-    const unsigned int v3164 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3164 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3165 = v2203 + v3164;
-    const unsigned int v3166 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3166 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3167 = v2202 + v3166;
-    const bool v3168 = v3165 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3168 = v3165 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3169 = v3167 < v79;
     const bool v3170 = v3168 && v3169;
     if (v3170) {
@@ -3430,11 +3430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3179] = v3176;
       }
     }
-    const unsigned int v3180 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3180 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3181 = v2203 + v3180;
-    const unsigned int v3182 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3182 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3183 = v2202 + v3182;
-    const bool v3184 = v3181 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3184 = v3181 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3185 = v3183 < v79;
     const bool v3186 = v3184 && v3185;
     if (v3186) {
@@ -3450,11 +3450,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3195] = v3192;
       }
     }
-    const unsigned int v3196 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3196 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3197 = v2203 + v3196;
-    const unsigned int v3198 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3198 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3199 = v2202 + v3198;
-    const bool v3200 = v3197 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3200 = v3197 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3201 = v3199 < v79;
     const bool v3202 = v3200 && v3201;
     if (v3202) {
@@ -3470,11 +3470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3211] = v3208;
       }
     }
-    const unsigned int v3212 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3212 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3213 = v2203 + v3212;
-    const unsigned int v3214 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3214 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3215 = v2202 + v3214;
-    const bool v3216 = v3213 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3216 = v3213 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3217 = v3215 < v79;
     const bool v3218 = v3216 && v3217;
     if (v3218) {
@@ -3490,11 +3490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3227] = v3224;
       }
     }
-    const unsigned int v3228 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3228 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3229 = v2203 + v3228;
-    const unsigned int v3230 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3230 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3231 = v2202 + v3230;
-    const bool v3232 = v3229 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3232 = v3229 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3233 = v3231 < v79;
     const bool v3234 = v3232 && v3233;
     if (v3234) {
@@ -3510,11 +3510,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3243] = v3240;
       }
     }
-    const unsigned int v3244 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3244 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3245 = v2203 + v3244;
-    const unsigned int v3246 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3246 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3247 = v2202 + v3246;
-    const bool v3248 = v3245 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3248 = v3245 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3249 = v3247 < v79;
     const bool v3250 = v3248 && v3249;
     if (v3250) {
@@ -3530,11 +3530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3259] = v3256;
       }
     }
-    const unsigned int v3260 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3260 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3261 = v2203 + v3260;
-    const unsigned int v3262 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3262 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3263 = v2202 + v3262;
-    const bool v3264 = v3261 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3264 = v3261 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3265 = v3263 < v79;
     const bool v3266 = v3264 && v3265;
     if (v3266) {
@@ -3550,11 +3550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3275] = v3272;
       }
     }
-    const unsigned int v3276 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3276 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3277 = v2203 + v3276;
-    const unsigned int v3278 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3278 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3279 = v2202 + v3278;
-    const bool v3280 = v3277 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3280 = v3277 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3281 = v3279 < v79;
     const bool v3282 = v3280 && v3281;
     if (v3282) {
@@ -3570,11 +3570,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3291] = v3288;
       }
     }
-    const unsigned int v3292 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3292 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3293 = v2203 + v3292;
-    const unsigned int v3294 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3294 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3295 = v2202 + v3294;
-    const bool v3296 = v3293 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3296 = v3293 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3297 = v3295 < v79;
     const bool v3298 = v3296 && v3297;
     if (v3298) {
@@ -3590,11 +3590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3307] = v3304;
       }
     }
-    const unsigned int v3308 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3308 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3309 = v2203 + v3308;
-    const unsigned int v3310 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3310 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3311 = v2202 + v3310;
-    const bool v3312 = v3309 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3312 = v3309 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3313 = v3311 < v79;
     const bool v3314 = v3312 && v3313;
     if (v3314) {
@@ -3610,11 +3610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3323] = v3320;
       }
     }
-    const unsigned int v3324 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3324 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3325 = v2203 + v3324;
-    const unsigned int v3326 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3326 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3327 = v2202 + v3326;
-    const bool v3328 = v3325 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3328 = v3325 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3329 = v3327 < v79;
     const bool v3330 = v3328 && v3329;
     if (v3330) {
@@ -3630,11 +3630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3339] = v3336;
       }
     }
-    const unsigned int v3340 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3340 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3341 = v2203 + v3340;
-    const unsigned int v3342 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3342 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3343 = v2202 + v3342;
-    const bool v3344 = v3341 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3344 = v3341 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3345 = v3343 < v79;
     const bool v3346 = v3344 && v3345;
     if (v3346) {
@@ -3650,11 +3650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3355] = v3352;
       }
     }
-    const unsigned int v3356 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3356 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3357 = v2203 + v3356;
-    const unsigned int v3358 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3358 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3359 = v2202 + v3358;
-    const bool v3360 = v3357 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3360 = v3357 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3361 = v3359 < v79;
     const bool v3362 = v3360 && v3361;
     if (v3362) {
@@ -3670,11 +3670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3371] = v3368;
       }
     }
-    const unsigned int v3372 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3372 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3373 = v2203 + v3372;
-    const unsigned int v3374 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3374 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3375 = v2202 + v3374;
-    const bool v3376 = v3373 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3376 = v3373 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3377 = v3375 < v79;
     const bool v3378 = v3376 && v3377;
     if (v3378) {
@@ -3690,11 +3690,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3387] = v3384;
       }
     }
-    const unsigned int v3388 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3388 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3389 = v2203 + v3388;
-    const unsigned int v3390 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3390 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3391 = v2202 + v3390;
-    const bool v3392 = v3389 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3392 = v3389 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3393 = v3391 < v79;
     const bool v3394 = v3392 && v3393;
     if (v3394) {
@@ -3710,11 +3710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3403] = v3400;
       }
     }
-    const unsigned int v3404 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3404 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3405 = v2203 + v3404;
-    const unsigned int v3406 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3406 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3407 = v2202 + v3406;
-    const bool v3408 = v3405 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3408 = v3405 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3409 = v3407 < v79;
     const bool v3410 = v3408 && v3409;
     if (v3410) {
@@ -3730,11 +3730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3419] = v3416;
       }
     }
-    const unsigned int v3420 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3420 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3421 = v2203 + v3420;
-    const unsigned int v3422 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3422 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3423 = v2202 + v3422;
-    const bool v3424 = v3421 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3424 = v3421 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3425 = v3423 < v79;
     const bool v3426 = v3424 && v3425;
     if (v3426) {
@@ -3750,11 +3750,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3435] = v3432;
       }
     }
-    const unsigned int v3436 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3436 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3437 = v2203 + v3436;
-    const unsigned int v3438 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3438 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3439 = v2202 + v3438;
-    const bool v3440 = v3437 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3440 = v3437 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3441 = v3439 < v79;
     const bool v3442 = v3440 && v3441;
     if (v3442) {
@@ -3770,11 +3770,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3451] = v3448;
       }
     }
-    const unsigned int v3452 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3452 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3453 = v2203 + v3452;
-    const unsigned int v3454 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3454 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3455 = v2202 + v3454;
-    const bool v3456 = v3453 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3456 = v3453 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3457 = v3455 < v79;
     const bool v3458 = v3456 && v3457;
     if (v3458) {
@@ -3790,11 +3790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3467] = v3464;
       }
     }
-    const unsigned int v3468 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3468 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3469 = v2203 + v3468;
-    const unsigned int v3470 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3470 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3471 = v2202 + v3470;
-    const bool v3472 = v3469 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3472 = v3469 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3473 = v3471 < v79;
     const bool v3474 = v3472 && v3473;
     if (v3474) {
@@ -3810,11 +3810,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3483] = v3480;
       }
     }
-    const unsigned int v3484 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3484 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3485 = v2203 + v3484;
-    const unsigned int v3486 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3486 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3487 = v2202 + v3486;
-    const bool v3488 = v3485 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3488 = v3485 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3489 = v3487 < v79;
     const bool v3490 = v3488 && v3489;
     if (v3490) {
@@ -3830,11 +3830,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3499] = v3496;
       }
     }
-    const unsigned int v3500 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3500 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3501 = v2203 + v3500;
-    const unsigned int v3502 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3502 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3503 = v2202 + v3502;
-    const bool v3504 = v3501 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3504 = v3501 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3505 = v3503 < v79;
     const bool v3506 = v3504 && v3505;
     if (v3506) {
@@ -3850,11 +3850,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3515] = v3512;
       }
     }
-    const unsigned int v3516 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3516 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3517 = v2203 + v3516;
-    const unsigned int v3518 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3518 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3519 = v2202 + v3518;
-    const bool v3520 = v3517 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3520 = v3517 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3521 = v3519 < v79;
     const bool v3522 = v3520 && v3521;
     if (v3522) {
@@ -3870,11 +3870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3531] = v3528;
       }
     }
-    const unsigned int v3532 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3532 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3533 = v2203 + v3532;
-    const unsigned int v3534 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3534 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3535 = v2202 + v3534;
-    const bool v3536 = v3533 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3536 = v3533 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3537 = v3535 < v79;
     const bool v3538 = v3536 && v3537;
     if (v3538) {
@@ -3890,11 +3890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3547] = v3544;
       }
     }
-    const unsigned int v3548 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3548 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3549 = v2203 + v3548;
-    const unsigned int v3550 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3550 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3551 = v2202 + v3550;
-    const bool v3552 = v3549 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3552 = v3549 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3553 = v3551 < v79;
     const bool v3554 = v3552 && v3553;
     if (v3554) {
@@ -3910,11 +3910,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3563] = v3560;
       }
     }
-    const unsigned int v3564 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3564 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3565 = v2203 + v3564;
-    const unsigned int v3566 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3566 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3567 = v2202 + v3566;
-    const bool v3568 = v3565 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3568 = v3565 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3569 = v3567 < v79;
     const bool v3570 = v3568 && v3569;
     if (v3570) {
@@ -3930,11 +3930,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3579] = v3576;
       }
     }
-    const unsigned int v3580 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3580 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3581 = v2203 + v3580;
-    const unsigned int v3582 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3582 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3583 = v2202 + v3582;
-    const bool v3584 = v3581 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3584 = v3581 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3585 = v3583 < v79;
     const bool v3586 = v3584 && v3585;
     if (v3586) {
@@ -3950,11 +3950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3595] = v3592;
       }
     }
-    const unsigned int v3596 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3596 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3597 = v2203 + v3596;
-    const unsigned int v3598 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3598 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3599 = v2202 + v3598;
-    const bool v3600 = v3597 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3600 = v3597 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3601 = v3599 < v79;
     const bool v3602 = v3600 && v3601;
     if (v3602) {
@@ -3970,11 +3970,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3611] = v3608;
       }
     }
-    const unsigned int v3612 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3612 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3613 = v2203 + v3612;
-    const unsigned int v3614 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3614 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3615 = v2202 + v3614;
-    const bool v3616 = v3613 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3616 = v3613 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3617 = v3615 < v79;
     const bool v3618 = v3616 && v3617;
     if (v3618) {
@@ -3990,11 +3990,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3627] = v3624;
       }
     }
-    const unsigned int v3628 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3628 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3629 = v2203 + v3628;
-    const unsigned int v3630 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3630 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3631 = v2202 + v3630;
-    const bool v3632 = v3629 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3632 = v3629 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3633 = v3631 < v79;
     const bool v3634 = v3632 && v3633;
     if (v3634) {
@@ -4010,11 +4010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3643] = v3640;
       }
     }
-    const unsigned int v3644 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3644 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3645 = v2203 + v3644;
-    const unsigned int v3646 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3646 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3647 = v2202 + v3646;
-    const bool v3648 = v3645 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3648 = v3645 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3649 = v3647 < v79;
     const bool v3650 = v3648 && v3649;
     if (v3650) {
@@ -4030,11 +4030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3659] = v3656;
       }
     }
-    const unsigned int v3660 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3660 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3661 = v2203 + v3660;
-    const unsigned int v3662 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3662 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3663 = v2202 + v3662;
-    const bool v3664 = v3661 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3664 = v3661 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3665 = v3663 < v79;
     const bool v3666 = v3664 && v3665;
     if (v3666) {
@@ -4050,11 +4050,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3675] = v3672;
       }
     }
-    const unsigned int v3676 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3676 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3677 = v2203 + v3676;
-    const unsigned int v3678 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3678 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3679 = v2202 + v3678;
-    const bool v3680 = v3677 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3680 = v3677 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3681 = v3679 < v79;
     const bool v3682 = v3680 && v3681;
     if (v3682) {
@@ -4070,11 +4070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3691] = v3688;
       }
     }
-    const unsigned int v3692 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3692 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3693 = v2203 + v3692;
-    const unsigned int v3694 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3694 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3695 = v2202 + v3694;
-    const bool v3696 = v3693 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3696 = v3693 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3697 = v3695 < v79;
     const bool v3698 = v3696 && v3697;
     if (v3698) {
@@ -4090,11 +4090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3707] = v3704;
       }
     }
-    const unsigned int v3708 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3708 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3709 = v2203 + v3708;
-    const unsigned int v3710 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3710 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3711 = v2202 + v3710;
-    const bool v3712 = v3709 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3712 = v3709 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3713 = v3711 < v79;
     const bool v3714 = v3712 && v3713;
     if (v3714) {
@@ -4110,11 +4110,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3723] = v3720;
       }
     }
-    const unsigned int v3724 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3724 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3725 = v2203 + v3724;
-    const unsigned int v3726 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3726 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3727 = v2202 + v3726;
-    const bool v3728 = v3725 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3728 = v3725 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3729 = v3727 < v79;
     const bool v3730 = v3728 && v3729;
     if (v3730) {
@@ -4130,11 +4130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3739] = v3736;
       }
     }
-    const unsigned int v3740 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3740 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3741 = v2203 + v3740;
-    const unsigned int v3742 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3742 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3743 = v2202 + v3742;
-    const bool v3744 = v3741 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3744 = v3741 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3745 = v3743 < v79;
     const bool v3746 = v3744 && v3745;
     if (v3746) {
@@ -4150,11 +4150,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3755] = v3752;
       }
     }
-    const unsigned int v3756 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3756 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3757 = v2203 + v3756;
-    const unsigned int v3758 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3758 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3759 = v2202 + v3758;
-    const bool v3760 = v3757 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3760 = v3757 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3761 = v3759 < v79;
     const bool v3762 = v3760 && v3761;
     if (v3762) {
@@ -4170,11 +4170,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3771] = v3768;
       }
     }
-    const unsigned int v3772 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3772 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3773 = v2203 + v3772;
-    const unsigned int v3774 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3774 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3775 = v2202 + v3774;
-    const bool v3776 = v3773 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3776 = v3773 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3777 = v3775 < v79;
     const bool v3778 = v3776 && v3777;
     if (v3778) {
@@ -4190,11 +4190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3787] = v3784;
       }
     }
-    const unsigned int v3788 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3788 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3789 = v2203 + v3788;
-    const unsigned int v3790 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3790 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3791 = v2202 + v3790;
-    const bool v3792 = v3789 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3792 = v3789 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3793 = v3791 < v79;
     const bool v3794 = v3792 && v3793;
     if (v3794) {
@@ -4210,11 +4210,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3803] = v3800;
       }
     }
-    const unsigned int v3804 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3804 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3805 = v2203 + v3804;
-    const unsigned int v3806 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3806 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3807 = v2202 + v3806;
-    const bool v3808 = v3805 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3808 = v3805 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3809 = v3807 < v79;
     const bool v3810 = v3808 && v3809;
     if (v3810) {
@@ -4230,11 +4230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3819] = v3816;
       }
     }
-    const unsigned int v3820 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3820 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3821 = v2203 + v3820;
-    const unsigned int v3822 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3822 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3823 = v2202 + v3822;
-    const bool v3824 = v3821 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3824 = v3821 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3825 = v3823 < v79;
     const bool v3826 = v3824 && v3825;
     if (v3826) {
@@ -4250,11 +4250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3835] = v3832;
       }
     }
-    const unsigned int v3836 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3836 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3837 = v2203 + v3836;
-    const unsigned int v3838 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3838 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3839 = v2202 + v3838;
-    const bool v3840 = v3837 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3840 = v3837 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3841 = v3839 < v79;
     const bool v3842 = v3840 && v3841;
     if (v3842) {
@@ -4270,11 +4270,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3851] = v3848;
       }
     }
-    const unsigned int v3852 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3852 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3853 = v2203 + v3852;
-    const unsigned int v3854 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3854 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3855 = v2202 + v3854;
-    const bool v3856 = v3853 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3856 = v3853 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3857 = v3855 < v79;
     const bool v3858 = v3856 && v3857;
     if (v3858) {
@@ -4290,11 +4290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3867] = v3864;
       }
     }
-    const unsigned int v3868 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3868 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3869 = v2203 + v3868;
-    const unsigned int v3870 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3870 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3871 = v2202 + v3870;
-    const bool v3872 = v3869 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3872 = v3869 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3873 = v3871 < v79;
     const bool v3874 = v3872 && v3873;
     if (v3874) {
@@ -4310,11 +4310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3883] = v3880;
       }
     }
-    const unsigned int v3884 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3884 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3885 = v2203 + v3884;
-    const unsigned int v3886 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3886 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3887 = v2202 + v3886;
-    const bool v3888 = v3885 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3888 = v3885 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3889 = v3887 < v79;
     const bool v3890 = v3888 && v3889;
     if (v3890) {
@@ -4330,11 +4330,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3899] = v3896;
       }
     }
-    const unsigned int v3900 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3900 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3901 = v2203 + v3900;
-    const unsigned int v3902 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3902 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3903 = v2202 + v3902;
-    const bool v3904 = v3901 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3904 = v3901 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3905 = v3903 < v79;
     const bool v3906 = v3904 && v3905;
     if (v3906) {
@@ -4350,11 +4350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3915] = v3912;
       }
     }
-    const unsigned int v3916 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3916 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3917 = v2203 + v3916;
-    const unsigned int v3918 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3918 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3919 = v2202 + v3918;
-    const bool v3920 = v3917 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3920 = v3917 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3921 = v3919 < v79;
     const bool v3922 = v3920 && v3921;
     if (v3922) {
@@ -4370,11 +4370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3931] = v3928;
       }
     }
-    const unsigned int v3932 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3932 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3933 = v2203 + v3932;
-    const unsigned int v3934 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3934 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3935 = v2202 + v3934;
-    const bool v3936 = v3933 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3936 = v3933 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3937 = v3935 < v79;
     const bool v3938 = v3936 && v3937;
     if (v3938) {
@@ -4390,11 +4390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3947] = v3944;
       }
     }
-    const unsigned int v3948 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3948 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3949 = v2203 + v3948;
-    const unsigned int v3950 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3950 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3951 = v2202 + v3950;
-    const bool v3952 = v3949 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3952 = v3949 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3953 = v3951 < v79;
     const bool v3954 = v3952 && v3953;
     if (v3954) {
@@ -4410,11 +4410,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3963] = v3960;
       }
     }
-    const unsigned int v3964 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3964 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3965 = v2203 + v3964;
-    const unsigned int v3966 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3966 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3967 = v2202 + v3966;
-    const bool v3968 = v3965 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3968 = v3965 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3969 = v3967 < v79;
     const bool v3970 = v3968 && v3969;
     if (v3970) {
@@ -4430,11 +4430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3979] = v3976;
       }
     }
-    const unsigned int v3980 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3980 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3981 = v2203 + v3980;
-    const unsigned int v3982 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3982 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3983 = v2202 + v3982;
-    const bool v3984 = v3981 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3984 = v3981 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3985 = v3983 < v79;
     const bool v3986 = v3984 && v3985;
     if (v3986) {
@@ -4450,11 +4450,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3995] = v3992;
       }
     }
-    const unsigned int v3996 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3996 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v3997 = v2203 + v3996;
-    const unsigned int v3998 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v3998 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v3999 = v2202 + v3998;
-    const bool v4000 = v3997 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4000 = v3997 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4001 = v3999 < v79;
     const bool v4002 = v4000 && v4001;
     if (v4002) {
@@ -4470,11 +4470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4011] = v4008;
       }
     }
-    const unsigned int v4012 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4012 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4013 = v2203 + v4012;
-    const unsigned int v4014 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4014 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4015 = v2202 + v4014;
-    const bool v4016 = v4013 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4016 = v4013 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4017 = v4015 < v79;
     const bool v4018 = v4016 && v4017;
     if (v4018) {
@@ -4490,11 +4490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4027] = v4024;
       }
     }
-    const unsigned int v4028 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4028 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4029 = v2203 + v4028;
-    const unsigned int v4030 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4030 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4031 = v2202 + v4030;
-    const bool v4032 = v4029 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4032 = v4029 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4033 = v4031 < v79;
     const bool v4034 = v4032 && v4033;
     if (v4034) {
@@ -4510,11 +4510,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4043] = v4040;
       }
     }
-    const unsigned int v4044 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4044 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4045 = v2203 + v4044;
-    const unsigned int v4046 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4046 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4047 = v2202 + v4046;
-    const bool v4048 = v4045 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4048 = v4045 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4049 = v4047 < v79;
     const bool v4050 = v4048 && v4049;
     if (v4050) {
@@ -4530,11 +4530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4059] = v4056;
       }
     }
-    const unsigned int v4060 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4060 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4061 = v2203 + v4060;
-    const unsigned int v4062 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4062 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4063 = v2202 + v4062;
-    const bool v4064 = v4061 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4064 = v4061 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4065 = v4063 < v79;
     const bool v4066 = v4064 && v4065;
     if (v4066) {
@@ -4550,11 +4550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4075] = v4072;
       }
     }
-    const unsigned int v4076 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4076 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4077 = v2203 + v4076;
-    const unsigned int v4078 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4078 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4079 = v2202 + v4078;
-    const bool v4080 = v4077 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4080 = v4077 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4081 = v4079 < v79;
     const bool v4082 = v4080 && v4081;
     if (v4082) {
@@ -4570,11 +4570,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4091] = v4088;
       }
     }
-    const unsigned int v4092 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4092 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4093 = v2203 + v4092;
-    const unsigned int v4094 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4094 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4095 = v2202 + v4094;
-    const bool v4096 = v4093 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4096 = v4093 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4097 = v4095 < v79;
     const bool v4098 = v4096 && v4097;
     if (v4098) {
@@ -4590,11 +4590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4107] = v4104;
       }
     }
-    const unsigned int v4108 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4108 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4109 = v2203 + v4108;
-    const unsigned int v4110 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4110 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4111 = v2202 + v4110;
-    const bool v4112 = v4109 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4112 = v4109 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4113 = v4111 < v79;
     const bool v4114 = v4112 && v4113;
     if (v4114) {
@@ -4610,11 +4610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4123] = v4120;
       }
     }
-    const unsigned int v4124 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4124 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4125 = v2203 + v4124;
-    const unsigned int v4126 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4126 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4127 = v2202 + v4126;
-    const bool v4128 = v4125 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4128 = v4125 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4129 = v4127 < v79;
     const bool v4130 = v4128 && v4129;
     if (v4130) {
@@ -4630,11 +4630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4139] = v4136;
       }
     }
-    const unsigned int v4140 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4140 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4141 = v2203 + v4140;
-    const unsigned int v4142 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4142 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4143 = v2202 + v4142;
-    const bool v4144 = v4141 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4144 = v4141 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4145 = v4143 < v79;
     const bool v4146 = v4144 && v4145;
     if (v4146) {
@@ -4650,11 +4650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4155] = v4152;
       }
     }
-    const unsigned int v4156 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4156 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4157 = v2203 + v4156;
-    const unsigned int v4158 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4158 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4159 = v2202 + v4158;
-    const bool v4160 = v4157 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4160 = v4157 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4161 = v4159 < v79;
     const bool v4162 = v4160 && v4161;
     if (v4162) {
@@ -4670,11 +4670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4171] = v4168;
       }
     }
-    const unsigned int v4172 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4172 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4173 = v2203 + v4172;
-    const unsigned int v4174 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4174 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4175 = v2202 + v4174;
-    const bool v4176 = v4173 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4176 = v4173 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4177 = v4175 < v79;
     const bool v4178 = v4176 && v4177;
     if (v4178) {
@@ -4690,11 +4690,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4187] = v4184;
       }
     }
-    const unsigned int v4188 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4188 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4189 = v2203 + v4188;
-    const unsigned int v4190 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4190 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4191 = v2202 + v4190;
-    const bool v4192 = v4189 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4192 = v4189 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4193 = v4191 < v79;
     const bool v4194 = v4192 && v4193;
     if (v4194) {
@@ -4710,11 +4710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4203] = v4200;
       }
     }
-    const unsigned int v4204 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4204 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4205 = v2203 + v4204;
-    const unsigned int v4206 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4206 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4207 = v2202 + v4206;
-    const bool v4208 = v4205 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4208 = v4205 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4209 = v4207 < v79;
     const bool v4210 = v4208 && v4209;
     if (v4210) {
@@ -4730,11 +4730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4219] = v4216;
       }
     }
-    const unsigned int v4220 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4220 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4221 = v2203 + v4220;
-    const unsigned int v4222 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4222 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4223 = v2202 + v4222;
-    const bool v4224 = v4221 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4224 = v4221 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4225 = v4223 < v79;
     const bool v4226 = v4224 && v4225;
     if (v4226) {
@@ -4750,11 +4750,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4235] = v4232;
       }
     }
-    const unsigned int v4236 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4236 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
     const unsigned int v4237 = v2203 + v4236;
-    const unsigned int v4238 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
+    const unsigned int v4238 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
     const unsigned int v4239 = v2202 + v4238;
-    const bool v4240 = v4237 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4240 = v4237 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4241 = v4239 < v79;
     const bool v4242 = v4240 && v4241;
     if (v4242) {

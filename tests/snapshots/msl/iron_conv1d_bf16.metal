@@ -113,22 +113,22 @@ kernel void iron_conv1d_bf16(
   const uint v26 = v25 / v5;
   const uint v27 = v26 + 1u;
   const uint v41 = v0 * v27;  // kernels/convolution/conv_tiles.hpp:120
-  const uint v42 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v43 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v42 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v43 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v44 = iron_gid.y;
   const uint v45 = v44 * v42;
   const uint v46 = v45 + v43;
-  const uint v48 = v42 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v50 = v46 / v48;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v48 = v42 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v50 = v46 / v48;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v51 = v50 << 3u;
-  const uint v53 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v53 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v54 = v53 - v51;
   const uint v55 = min(v54, 8u);
-  const uint v57 = v46 % v48;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v57 = v46 % v48;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v58 = v57 % v55;
   const uint v59 = v51 + v58;
   const uint v60 = v59 << 7u;
-  const uint v63 = v57 / v55;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v63 = v57 / v55;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v64 = v63 << 7u;
   const uint v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:140
   const uint v66 = v65 * v15;
@@ -238,214 +238,214 @@ kernel void iron_conv1d_bf16(
   const uint v256 = v255 * v5;
   const uint v257 = v249 ? v256 : v10;
   const uint v260 = v249 ? v245 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v261 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v264 = v261 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v261 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v264 = v261 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v265 = v264 << 6u;
-  const uint v268 = v261 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v268 = v261 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v269 = v268 << 6u;
-  iron_frag<float, 64, 64> v271;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v271;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v271, float(0.0f));
-  iron_frag<bfloat, 64, 16> v273;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v273;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v273, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v275;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v275;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v275, bfloat(bfloat(0.0f)));
   const uint v278 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v279 = v278 == v10;
   const uint v283 = v13 & 7u;
   const bool v284 = v283 == v10;
   const bool v285 = v279 && v284;
-  const uint v288 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v288 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v289 = v288 == v10;
   const uint v292 = v66 & 7u;
   const bool v293 = v292 == v10;
   const bool v294 = v289 && v293;
-  const bool v295 = v285 && v294;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v295 = v285 && v294;  // kernels/gemm/gemm_tiles.hpp:256
   if (v295) {
-    const uint v6809 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6809 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6810 = v6809 << 3u;
-    const uint v6811 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6811 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6812 = v6811 < v12;
-    const uint v6817 = v6811 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6817 = v6811 * v15;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6818 = v66 + v6817;
-    const uint v6823 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6828 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6830 = v6828 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6833 = v6828 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6823 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6828 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6830 = v6828 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6833 = v6828 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6834 = v6833 << 3u;
-    const uint v6835 = v64 + v6830;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6835 = v64 + v6830;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6836 = v6835 < v12;
-    const uint v6841 = v6835 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6841 = v6835 * v15;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6842 = v66 + v6841;
-    const uint v6847 = v6830 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6852 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6854 = v6852 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6857 = v6852 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6847 = v6830 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6852 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6854 = v6852 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6857 = v6852 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6858 = v6857 << 3u;
-    const uint v6859 = v64 + v6854;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6859 = v64 + v6854;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6860 = v6859 < v12;
-    const uint v6865 = v6859 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6865 = v6859 * v15;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6866 = v66 + v6865;
-    const uint v6871 = v6854 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6876 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6878 = v6876 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6881 = v6876 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6871 = v6854 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6876 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6878 = v6876 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6881 = v6876 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6882 = v6881 << 3u;
-    const uint v6883 = v64 + v6878;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6883 = v64 + v6878;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6884 = v6883 < v12;
-    const uint v6889 = v6883 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6889 = v6883 * v15;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6890 = v66 + v6889;
-    const uint v6895 = v6878 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6900 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6902 = v6900 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6905 = v6900 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6895 = v6878 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6900 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6902 = v6900 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6905 = v6900 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6906 = v6905 << 3u;
-    const uint v6907 = v64 + v6902;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6907 = v64 + v6902;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6908 = v6907 < v12;
-    const uint v6913 = v6907 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6913 = v6907 * v15;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6914 = v66 + v6913;
-    const uint v6919 = v6902 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6924 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6926 = v6924 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6929 = v6924 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6919 = v6902 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6924 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6926 = v6924 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6929 = v6924 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6930 = v6929 << 3u;
-    const uint v6931 = v64 + v6926;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6931 = v64 + v6926;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6932 = v6931 < v12;
-    const uint v6937 = v6931 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6937 = v6931 * v15;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6938 = v66 + v6937;
-    const uint v6943 = v6926 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6948 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6950 = v6948 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6953 = v6948 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6943 = v6926 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6948 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6950 = v6948 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6953 = v6948 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6954 = v6953 << 3u;
-    const uint v6955 = v64 + v6950;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6955 = v64 + v6950;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6956 = v6955 < v12;
-    const uint v6961 = v6955 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6961 = v6955 * v15;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6962 = v66 + v6961;
-    const uint v6967 = v6950 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6972 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6974 = v6972 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6977 = v6972 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6967 = v6950 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6972 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6974 = v6972 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6977 = v6972 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6978 = v6977 << 3u;
-    const uint v6979 = v64 + v6974;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6979 = v64 + v6974;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6980 = v6979 < v12;
-    const uint v6985 = v6979 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6985 = v6979 * v15;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6986 = v66 + v6985;
-    const uint v6991 = v6974 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v7001 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v7007 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v6991 = v6974 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7001 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v7007 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v6382 = v10; v6382 < v15; v6382 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v6382 = v10; v6382 < v15; v6382 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v6384 = v6382 >> 6u;
       const uint v6386 = v6384 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6388 = v6386 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v6388 = v6386 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
       if (v87) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v6401 = v6382 + v6810;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6401 = v6382 + v6810;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6402 = v6401 < v15;
         const bool v6403 = v123 && v6402;
-        const uint v6405 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6405 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6407 = v6405 + v6382;
         const uint v6408 = v6407 + v6810;
         const uint v6409 = v6403 ? v6408 : v10;
-        const uint v6412 = v6388 + v6823;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6412 = v6388 + v6823;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6413 = v6412 + v6810;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6413 + e] = v6403 ? x[v6409 + e] : bfloat(0);
         }
-        const uint v6423 = v60 + v6830;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6423 = v60 + v6830;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6424 = v6423 < v41;
         const uint v6425 = v6382 + v6834;
         const bool v6426 = v6425 < v15;
         const bool v6427 = v6424 && v6426;
-        const uint v6429 = v6423 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6429 = v6423 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6431 = v6429 + v6382;
         const uint v6432 = v6431 + v6834;
         const uint v6433 = v6427 ? v6432 : v10;
-        const uint v6436 = v6388 + v6847;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6436 = v6388 + v6847;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6437 = v6436 + v6834;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6437 + e] = v6427 ? x[v6433 + e] : bfloat(0);
         }
-        const uint v6447 = v60 + v6854;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6447 = v60 + v6854;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6448 = v6447 < v41;
         const uint v6449 = v6382 + v6858;
         const bool v6450 = v6449 < v15;
         const bool v6451 = v6448 && v6450;
-        const uint v6453 = v6447 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6453 = v6447 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6455 = v6453 + v6382;
         const uint v6456 = v6455 + v6858;
         const uint v6457 = v6451 ? v6456 : v10;
-        const uint v6460 = v6388 + v6871;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6460 = v6388 + v6871;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6461 = v6460 + v6858;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6461 + e] = v6451 ? x[v6457 + e] : bfloat(0);
         }
-        const uint v6471 = v60 + v6878;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6471 = v60 + v6878;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6472 = v6471 < v41;
         const uint v6473 = v6382 + v6882;
         const bool v6474 = v6473 < v15;
         const bool v6475 = v6472 && v6474;
-        const uint v6477 = v6471 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6477 = v6471 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6479 = v6477 + v6382;
         const uint v6480 = v6479 + v6882;
         const uint v6481 = v6475 ? v6480 : v10;
-        const uint v6484 = v6388 + v6895;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6484 = v6388 + v6895;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6485 = v6484 + v6882;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6485 + e] = v6475 ? x[v6481 + e] : bfloat(0);
         }
-        const uint v6495 = v60 + v6902;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6495 = v60 + v6902;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6496 = v6495 < v41;
         const uint v6497 = v6382 + v6906;
         const bool v6498 = v6497 < v15;
         const bool v6499 = v6496 && v6498;
-        const uint v6501 = v6495 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6501 = v6495 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6503 = v6501 + v6382;
         const uint v6504 = v6503 + v6906;
         const uint v6505 = v6499 ? v6504 : v10;
-        const uint v6508 = v6388 + v6919;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6508 = v6388 + v6919;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6509 = v6508 + v6906;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6509 + e] = v6499 ? x[v6505 + e] : bfloat(0);
         }
-        const uint v6519 = v60 + v6926;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6519 = v60 + v6926;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6520 = v6519 < v41;
         const uint v6521 = v6382 + v6930;
         const bool v6522 = v6521 < v15;
         const bool v6523 = v6520 && v6522;
-        const uint v6525 = v6519 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6525 = v6519 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6527 = v6525 + v6382;
         const uint v6528 = v6527 + v6930;
         const uint v6529 = v6523 ? v6528 : v10;
-        const uint v6532 = v6388 + v6943;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6532 = v6388 + v6943;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6533 = v6532 + v6930;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6533 + e] = v6523 ? x[v6529 + e] : bfloat(0);
         }
-        const uint v6543 = v60 + v6950;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6543 = v60 + v6950;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6544 = v6543 < v41;
         const uint v6545 = v6382 + v6954;
         const bool v6546 = v6545 < v15;
         const bool v6547 = v6544 && v6546;
-        const uint v6549 = v6543 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6549 = v6543 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6551 = v6549 + v6382;
         const uint v6552 = v6551 + v6954;
         const uint v6553 = v6547 ? v6552 : v10;
-        const uint v6556 = v6388 + v6967;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6556 = v6388 + v6967;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6557 = v6556 + v6954;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6557 + e] = v6547 ? x[v6553 + e] : bfloat(0);
         }
-        const uint v6567 = v60 + v6974;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6567 = v60 + v6974;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6568 = v6567 < v41;
         const uint v6569 = v6382 + v6978;
         const bool v6570 = v6569 < v15;
         const bool v6571 = v6568 && v6570;
-        const uint v6573 = v6567 * v15;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6573 = v6567 * v15;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6575 = v6573 + v6382;
         const uint v6576 = v6575 + v6978;
         const uint v6577 = v6571 ? v6576 : v10;
-        const uint v6580 = v6388 + v6991;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6580 = v6388 + v6991;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6581 = v6580 + v6978;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6581 + e] = v6571 ? x[v6577 + e] : bfloat(0);
@@ -648,132 +648,132 @@ kernel void iron_conv1d_bf16(
           shm0[v6799 + e] = v6785 ? x[v6796 + e] : bfloat(0);
         }
       }
-      const uint v6813 = v6382 + v6810;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6813 = v6382 + v6810;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6814 = v6813 < v15;
       const bool v6815 = v6812 && v6814;
-      const uint v6819 = v6818 + v6382;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6819 = v6818 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6820 = v6819 + v6810;
       const uint v6821 = v6815 ? v6820 : v66;
-      const uint v6824 = v6388 + v6823;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6824 = v6388 + v6823;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6825 = v6824 + v6810;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6825 + e] = v6815 ? weight[v6821 + e] : bfloat(0);
       }
-      const uint v6837 = v6382 + v6834;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6837 = v6382 + v6834;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6838 = v6837 < v15;
       const bool v6839 = v6836 && v6838;
-      const uint v6843 = v6842 + v6382;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6843 = v6842 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6844 = v6843 + v6834;
       const uint v6845 = v6839 ? v6844 : v66;
-      const uint v6848 = v6388 + v6847;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6848 = v6388 + v6847;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6849 = v6848 + v6834;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6849 + e] = v6839 ? weight[v6845 + e] : bfloat(0);
       }
-      const uint v6861 = v6382 + v6858;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6861 = v6382 + v6858;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6862 = v6861 < v15;
       const bool v6863 = v6860 && v6862;
-      const uint v6867 = v6866 + v6382;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6867 = v6866 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6868 = v6867 + v6858;
       const uint v6869 = v6863 ? v6868 : v66;
-      const uint v6872 = v6388 + v6871;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6872 = v6388 + v6871;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6873 = v6872 + v6858;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6873 + e] = v6863 ? weight[v6869 + e] : bfloat(0);
       }
-      const uint v6885 = v6382 + v6882;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6885 = v6382 + v6882;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6886 = v6885 < v15;
       const bool v6887 = v6884 && v6886;
-      const uint v6891 = v6890 + v6382;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6891 = v6890 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6892 = v6891 + v6882;
       const uint v6893 = v6887 ? v6892 : v66;
-      const uint v6896 = v6388 + v6895;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6896 = v6388 + v6895;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6897 = v6896 + v6882;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6897 + e] = v6887 ? weight[v6893 + e] : bfloat(0);
       }
-      const uint v6909 = v6382 + v6906;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6909 = v6382 + v6906;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6910 = v6909 < v15;
       const bool v6911 = v6908 && v6910;
-      const uint v6915 = v6914 + v6382;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6915 = v6914 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6916 = v6915 + v6906;
       const uint v6917 = v6911 ? v6916 : v66;
-      const uint v6920 = v6388 + v6919;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6920 = v6388 + v6919;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6921 = v6920 + v6906;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6921 + e] = v6911 ? weight[v6917 + e] : bfloat(0);
       }
-      const uint v6933 = v6382 + v6930;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6933 = v6382 + v6930;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6934 = v6933 < v15;
       const bool v6935 = v6932 && v6934;
-      const uint v6939 = v6938 + v6382;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6939 = v6938 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6940 = v6939 + v6930;
       const uint v6941 = v6935 ? v6940 : v66;
-      const uint v6944 = v6388 + v6943;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6944 = v6388 + v6943;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6945 = v6944 + v6930;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6945 + e] = v6935 ? weight[v6941 + e] : bfloat(0);
       }
-      const uint v6957 = v6382 + v6954;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6957 = v6382 + v6954;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6958 = v6957 < v15;
       const bool v6959 = v6956 && v6958;
-      const uint v6963 = v6962 + v6382;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6963 = v6962 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6964 = v6963 + v6954;
       const uint v6965 = v6959 ? v6964 : v66;
-      const uint v6968 = v6388 + v6967;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6968 = v6388 + v6967;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6969 = v6968 + v6954;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6969 + e] = v6959 ? weight[v6965 + e] : bfloat(0);
       }
-      const uint v6981 = v6382 + v6978;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6981 = v6382 + v6978;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6982 = v6981 < v15;
       const bool v6983 = v6980 && v6982;
-      const uint v6987 = v6986 + v6382;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6987 = v6986 + v6382;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6988 = v6987 + v6978;
       const uint v6989 = v6983 ? v6988 : v66;
-      const uint v6992 = v6388 + v6991;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6992 = v6388 + v6991;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6993 = v6992 + v6978;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6993 + e] = v6983 ? weight[v6989 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7002 = v6388 + v7001;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v7002 = v6388 + v7001;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v273, shm0, long(v7002), long(64u));
-      const uint v7008 = v6388 + v7007;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v7008 = v6388 + v7007;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v275, shm1, long(v7008), long(64u));
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v7015 = v7002 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v7015 = v7002 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v273, shm0, long(v7015), long(64u));
-      const uint v7021 = v7008 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v7021 = v7008 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v275, shm1, long(v7021), long(64u));
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v7027 = v7002 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v7027 = v7002 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v273, shm0, long(v7027), long(64u));
-      const uint v7033 = v7008 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v7033 = v7008 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v275, shm1, long(v7033), long(64u));
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v7039 = v7002 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v7039 = v7002 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v273, shm0, long(v7039), long(64u));
-      const uint v7045 = v7008 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v7045 = v7008 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v275, shm1, long(v7045), long(64u));
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
     const uint v964 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1023 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1077 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1083 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1091 = v1077 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1097 = v1083 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1103 = v1077 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1109 = v1083 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1115 = v1077 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1121 = v1083 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1077 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1083 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1091 = v1077 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1097 = v1083 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1103 = v1077 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1109 = v1083 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1115 = v1077 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1121 = v1083 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v963 = v10; v963 < v15; v963 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (uint v963 = v10; v963 < v15; v963 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (uint v967 = v114; v967 < 8192u; v967 += v964) {  // kernels/convolution/im2col_a.hpp:155
         const uint v969 = v967 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const uint v971 = v967 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -823,46 +823,46 @@ kernel void iron_conv1d_bf16(
         }
       }
 
-      for (uint v1049 = v114; v1049 < 8192u; v1049 += v964) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v1051 = v1049 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v1053 = v1049 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1054 = v64 + v1051;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v1049 = v114; v1049 < 8192u; v1049 += v964) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1051 = v1049 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1053 = v1049 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1054 = v64 + v1051;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v1055 = v1054 < v12;
         const uint v1056 = v963 + v1053;
         const bool v1057 = v1056 < v15;
         const bool v1058 = v1055 && v1057;
         if (v1058) {
-          const uint v1060 = v1054 * v15;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1060 = v1054 * v15;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v1061 = v66 + v1060;
           const uint v1062 = v1061 + v963;
           const uint v1063 = v1062 + v1053;
           const bfloat v1064 = weight[v1063];
-          const uint v1066 = v1051 << 6u;
+          const uint v1066 = v1051 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v1067 = v1066 + v1053;
           shm1[v1067] = v1064;
         } else {
-          const uint v1069 = v1051 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1069 = v1051 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v1070 = v1069 + v1053;
           shm1[v1070] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v273, shm0, long(v1077), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v275, shm1, long(v1083), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v273, shm0, long(v1091), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v275, shm1, long(v1097), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v273, shm0, long(v1103), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v275, shm1, long(v1109), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v273, shm0, long(v1115), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v275, shm1, long(v1121), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v273, shm0, long(v1077), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v275, shm1, long(v1083), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v273, shm0, long(v1091), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v275, shm1, long(v1097), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v273, shm0, long(v1103), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v275, shm1, long(v1109), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v273, shm0, long(v1115), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v275, shm1, long(v1121), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1122 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v1122 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v1123 = v60 + v265;
   const uint v1127 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1128 = v1127 == v10;

@@ -141,22 +141,22 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
   const uint v42 = v41 + 1u;
   const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
   const uint v44 = v43 * v30;
-  const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v47 = iron_gid.y;
   const uint v48 = v47 * v45;
   const uint v49 = v48 + v46;
-  const uint v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v54 = v53 << 3u;
-  const uint v56 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v56 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v57 = v56 - v54;
   const uint v58 = min(v57, 8u);
-  const uint v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v61 = v60 % v58;
   const uint v62 = v54 + v61;
   const uint v63 = v62 << 7u;
-  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
   const uint v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:125
   const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
@@ -230,21 +230,21 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
   const uint v186 = v178 ? v185 : 0u;
   const uint v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
   const uint v189 = v178 ? v188 : 0u;
-  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v194 = v193 << 6u;
-  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v198 = v197 << 6u;
-  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v200, float(0.0f));
-  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v202, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v204, bfloat(bfloat(0.0f)));
   const uint v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:249
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:256
     const uint v7417 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
     const uint v7418 = v7417 << 3u;
     const uint v7419 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
@@ -287,65 +287,65 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
     const uint v7937 = v7932 * v7435;  // kernels/gemm/quant_b.hpp:35
     const uint v7946 = v7932 * v7444;  // kernels/gemm/quant_b.hpp:38
     const uint v8074 = v7915 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8085 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v8091 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v8085 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v8091 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v7182 = 0u; v7182 < v18; v7182 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v7182 = 0u; v7182 < v18; v7182 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v7184 = v7182 >> 5u;
       const uint v7186 = v7184 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7188 = v7186 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v7188 = v7186 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
       if (v85) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v7201 = v7182 + v7418;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7201 = v7182 + v7418;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7202 = v7201 < v18;
         const bool v7203 = v124 && v7202;
-        const uint v7205 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7205 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7207 = v7205 + v7182;
         const uint v7208 = v7207 + v7418;
         const uint v7209 = v7203 ? v7208 : 0u;
-        const uint v7212 = v7188 + v7573;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7212 = v7188 + v7573;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7213 = v7212 + v7418;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7213 + e] = v7203 ? x[v7209 + e] : bfloat(0);
         }
-        const uint v7223 = v63 + v7581;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7223 = v63 + v7581;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7224 = v7223 < v44;
         const uint v7225 = v7182 + v7585;
         const bool v7226 = v7225 < v18;
         const bool v7227 = v7224 && v7226;
-        const uint v7229 = v7223 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7229 = v7223 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7231 = v7229 + v7182;
         const uint v7232 = v7231 + v7585;
         const uint v7233 = v7227 ? v7232 : 0u;
-        const uint v7236 = v7188 + v7740;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7236 = v7188 + v7740;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7237 = v7236 + v7585;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7237 + e] = v7227 ? x[v7233 + e] : bfloat(0);
         }
-        const uint v7247 = v63 + v7748;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7247 = v63 + v7748;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7248 = v7247 < v44;
         const uint v7249 = v7182 + v7752;
         const bool v7250 = v7249 < v18;
         const bool v7251 = v7248 && v7250;
-        const uint v7253 = v7247 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7253 = v7247 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7255 = v7253 + v7182;
         const uint v7256 = v7255 + v7752;
         const uint v7257 = v7251 ? v7256 : 0u;
-        const uint v7260 = v7188 + v7907;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7260 = v7188 + v7907;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7261 = v7260 + v7752;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7261 + e] = v7251 ? x[v7257 + e] : bfloat(0);
         }
-        const uint v7271 = v63 + v7915;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7271 = v63 + v7915;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7272 = v7271 < v44;
         const uint v7273 = v7182 + v7919;
         const bool v7274 = v7273 < v18;
         const bool v7275 = v7272 && v7274;
-        const uint v7277 = v7271 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7277 = v7271 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7279 = v7277 + v7182;
         const uint v7280 = v7279 + v7919;
         const uint v7281 = v7275 ? v7280 : 0u;
-        const uint v7284 = v7188 + v8074;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7284 = v7188 + v8074;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7285 = v7284 + v7919;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7285 + e] = v7275 ? x[v7281 + e] : bfloat(0);
@@ -781,21 +781,21 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
       const uint v8075 = v7188 + v8074;  // kernels/gemm/quant_b.hpp:146
       const uint v8076 = v8075 + v7919;
       *(threadgroup iron_bf16x8*)(shm1 + v8076) = iron_bf16x8{{bfloat4(v8050, v8053, v8056, v8059), bfloat4(v8062, v8065, v8068, v8071)}};
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8086 = v7188 + v8085;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v8086 = v7188 + v8085;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v202, shm0, long(v8086), long(40u));
-      const uint v8092 = v7188 + v8091;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v8092 = v7188 + v8091;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v204, shm1, long(v8092), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v8099 = v8086 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v8099 = v8086 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v202, shm0, long(v8099), long(40u));
-      const uint v8105 = v8092 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v8105 = v8092 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v204, shm1, long(v8105), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
     const uint v1145 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1204 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
@@ -845,12 +845,12 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
     const uint v1764 = v1750 * v1262;  // kernels/gemm/quant_b.hpp:38
     const uint v1892 = v1733 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1894 = v1892 + v1737;
-    const uint v1901 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1907 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1915 = v1901 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1921 = v1907 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1901 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1907 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1915 = v1901 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1921 = v1907 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v1144 = 0u; v1144 < v18; v1144 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (uint v1144 = 0u; v1144 < v18; v1144 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (uint v1148 = v115; v1148 < 4096u; v1148 += v1145) {  // kernels/convolution/im2col_a.hpp:155
         const uint v1150 = v1148 >> 5u;  // kernels/convolution/im2col_a.hpp:156
         const uint v1152 = v1148 & 31u;  // kernels/convolution/im2col_a.hpp:157
@@ -1215,17 +1215,17 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
       const float v1888 = v1742 ? v1865 : 0.0f;
       const bfloat v1889 = bfloat(v1888);
       *(threadgroup iron_bf16x8*)(shm1 + v1894) = iron_bf16x8{{bfloat4(v1868, v1871, v1874, v1877), bfloat4(v1880, v1883, v1886, v1889)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v202, shm0, long(v1901), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v204, shm1, long(v1907), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v202, shm0, long(v1915), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v204, shm1, long(v1921), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v202, shm0, long(v1901), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v204, shm1, long(v1907), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v202, shm0, long(v1915), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v204, shm1, long(v1921), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1922 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v1922 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v1923 = v63 + v194;
   const uint v1924 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
   const uint v1927 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83

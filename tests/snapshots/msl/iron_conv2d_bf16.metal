@@ -137,22 +137,22 @@ kernel void iron_conv2d_bf16(
   const uint v42 = v41 + 1u;
   const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
   const uint v44 = v43 * v30;
-  const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v47 = iron_gid.y;
   const uint v48 = v47 * v45;
   const uint v49 = v48 + v46;
-  const uint v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v54 = v53 << 3u;
-  const uint v56 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v56 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v57 = v56 - v54;
   const uint v58 = min(v57, 8u);
-  const uint v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v61 = v60 % v58;
   const uint v62 = v54 + v61;
   const uint v63 = v62 << 7u;
-  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
   const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const uint v69 = v68 * v18;
@@ -286,214 +286,214 @@ kernel void iron_conv2d_bf16(
   const uint v260 = v252 ? v259 : 0u;
   const uint v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
   const uint v263 = v252 ? v262 : 0u;
-  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v268 = v267 << 6u;
-  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v272 = v271 << 6u;
-  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v274, float(0.0f));
-  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v276, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v278, bfloat(bfloat(0.0f)));
   const uint v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v282 = v281 == 0u;
   const uint v286 = v16 & 7u;
   const bool v287 = v286 == 0u;
   const bool v288 = v282 && v287;
-  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v292 = v291 == 0u;
   const uint v295 = v69 & 7u;
   const bool v296 = v295 == 0u;
   const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
   if (v298) {
-    const uint v6812 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6812 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6813 = v6812 << 3u;
-    const uint v6814 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6814 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6815 = v6814 < v15;
-    const uint v6820 = v6814 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6820 = v6814 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6821 = v69 + v6820;
-    const uint v6826 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6831 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6833 = v6831 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6836 = v6831 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6826 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6831 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6833 = v6831 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6836 = v6831 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6837 = v6836 << 3u;
-    const uint v6838 = v67 + v6833;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6838 = v67 + v6833;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6839 = v6838 < v15;
-    const uint v6844 = v6838 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6844 = v6838 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6845 = v69 + v6844;
-    const uint v6850 = v6833 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6855 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6857 = v6855 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6860 = v6855 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6850 = v6833 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6855 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6857 = v6855 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6860 = v6855 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6861 = v6860 << 3u;
-    const uint v6862 = v67 + v6857;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6862 = v67 + v6857;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6863 = v6862 < v15;
-    const uint v6868 = v6862 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6868 = v6862 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6869 = v69 + v6868;
-    const uint v6874 = v6857 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6879 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6881 = v6879 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6884 = v6879 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6874 = v6857 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6879 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6881 = v6879 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6884 = v6879 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6885 = v6884 << 3u;
-    const uint v6886 = v67 + v6881;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6886 = v67 + v6881;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6887 = v6886 < v15;
-    const uint v6892 = v6886 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6892 = v6886 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6893 = v69 + v6892;
-    const uint v6898 = v6881 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6903 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6905 = v6903 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6908 = v6903 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6898 = v6881 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6903 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6905 = v6903 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6908 = v6903 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6909 = v6908 << 3u;
-    const uint v6910 = v67 + v6905;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6910 = v67 + v6905;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6911 = v6910 < v15;
-    const uint v6916 = v6910 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6916 = v6910 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6917 = v69 + v6916;
-    const uint v6922 = v6905 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6927 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6929 = v6927 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6932 = v6927 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6922 = v6905 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6927 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6929 = v6927 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6932 = v6927 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6933 = v6932 << 3u;
-    const uint v6934 = v67 + v6929;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6934 = v67 + v6929;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6935 = v6934 < v15;
-    const uint v6940 = v6934 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6940 = v6934 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6941 = v69 + v6940;
-    const uint v6946 = v6929 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6951 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6953 = v6951 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6956 = v6951 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6946 = v6929 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6951 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6953 = v6951 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6956 = v6951 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6957 = v6956 << 3u;
-    const uint v6958 = v67 + v6953;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6958 = v67 + v6953;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6959 = v6958 < v15;
-    const uint v6964 = v6958 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6964 = v6958 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6965 = v69 + v6964;
-    const uint v6970 = v6953 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6975 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v6977 = v6975 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6980 = v6975 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6970 = v6953 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6975 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6977 = v6975 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6980 = v6975 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6981 = v6980 << 3u;
-    const uint v6982 = v67 + v6977;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6982 = v67 + v6977;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v6983 = v6982 < v15;
-    const uint v6988 = v6982 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v6988 = v6982 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6989 = v69 + v6988;
-    const uint v6994 = v6977 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v7004 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v7010 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v6994 = v6977 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7004 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v7010 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v6385 = 0u; v6385 < v18; v6385 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v6385 = 0u; v6385 < v18; v6385 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v6387 = v6385 >> 6u;
       const uint v6389 = v6387 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6391 = v6389 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v6391 = v6389 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
       if (v90) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v6404 = v6385 + v6813;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6404 = v6385 + v6813;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6405 = v6404 < v18;
         const bool v6406 = v126 && v6405;
-        const uint v6408 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6408 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6410 = v6408 + v6385;
         const uint v6411 = v6410 + v6813;
         const uint v6412 = v6406 ? v6411 : 0u;
-        const uint v6415 = v6391 + v6826;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6415 = v6391 + v6826;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6416 = v6415 + v6813;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6416 + e] = v6406 ? x[v6412 + e] : bfloat(0);
         }
-        const uint v6426 = v63 + v6833;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6426 = v63 + v6833;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6427 = v6426 < v44;
         const uint v6428 = v6385 + v6837;
         const bool v6429 = v6428 < v18;
         const bool v6430 = v6427 && v6429;
-        const uint v6432 = v6426 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6432 = v6426 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6434 = v6432 + v6385;
         const uint v6435 = v6434 + v6837;
         const uint v6436 = v6430 ? v6435 : 0u;
-        const uint v6439 = v6391 + v6850;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6439 = v6391 + v6850;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6440 = v6439 + v6837;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6440 + e] = v6430 ? x[v6436 + e] : bfloat(0);
         }
-        const uint v6450 = v63 + v6857;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6450 = v63 + v6857;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6451 = v6450 < v44;
         const uint v6452 = v6385 + v6861;
         const bool v6453 = v6452 < v18;
         const bool v6454 = v6451 && v6453;
-        const uint v6456 = v6450 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6456 = v6450 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6458 = v6456 + v6385;
         const uint v6459 = v6458 + v6861;
         const uint v6460 = v6454 ? v6459 : 0u;
-        const uint v6463 = v6391 + v6874;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6463 = v6391 + v6874;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6464 = v6463 + v6861;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6464 + e] = v6454 ? x[v6460 + e] : bfloat(0);
         }
-        const uint v6474 = v63 + v6881;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6474 = v63 + v6881;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6475 = v6474 < v44;
         const uint v6476 = v6385 + v6885;
         const bool v6477 = v6476 < v18;
         const bool v6478 = v6475 && v6477;
-        const uint v6480 = v6474 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6480 = v6474 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6482 = v6480 + v6385;
         const uint v6483 = v6482 + v6885;
         const uint v6484 = v6478 ? v6483 : 0u;
-        const uint v6487 = v6391 + v6898;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6487 = v6391 + v6898;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6488 = v6487 + v6885;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6488 + e] = v6478 ? x[v6484 + e] : bfloat(0);
         }
-        const uint v6498 = v63 + v6905;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6498 = v63 + v6905;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6499 = v6498 < v44;
         const uint v6500 = v6385 + v6909;
         const bool v6501 = v6500 < v18;
         const bool v6502 = v6499 && v6501;
-        const uint v6504 = v6498 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6504 = v6498 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6506 = v6504 + v6385;
         const uint v6507 = v6506 + v6909;
         const uint v6508 = v6502 ? v6507 : 0u;
-        const uint v6511 = v6391 + v6922;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6511 = v6391 + v6922;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6512 = v6511 + v6909;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6512 + e] = v6502 ? x[v6508 + e] : bfloat(0);
         }
-        const uint v6522 = v63 + v6929;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6522 = v63 + v6929;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6523 = v6522 < v44;
         const uint v6524 = v6385 + v6933;
         const bool v6525 = v6524 < v18;
         const bool v6526 = v6523 && v6525;
-        const uint v6528 = v6522 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6528 = v6522 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6530 = v6528 + v6385;
         const uint v6531 = v6530 + v6933;
         const uint v6532 = v6526 ? v6531 : 0u;
-        const uint v6535 = v6391 + v6946;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6535 = v6391 + v6946;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6536 = v6535 + v6933;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6536 + e] = v6526 ? x[v6532 + e] : bfloat(0);
         }
-        const uint v6546 = v63 + v6953;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6546 = v63 + v6953;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6547 = v6546 < v44;
         const uint v6548 = v6385 + v6957;
         const bool v6549 = v6548 < v18;
         const bool v6550 = v6547 && v6549;
-        const uint v6552 = v6546 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6552 = v6546 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6554 = v6552 + v6385;
         const uint v6555 = v6554 + v6957;
         const uint v6556 = v6550 ? v6555 : 0u;
-        const uint v6559 = v6391 + v6970;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6559 = v6391 + v6970;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6560 = v6559 + v6957;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6560 + e] = v6550 ? x[v6556 + e] : bfloat(0);
         }
-        const uint v6570 = v63 + v6977;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v6570 = v63 + v6977;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6571 = v6570 < v44;
         const uint v6572 = v6385 + v6981;
         const bool v6573 = v6572 < v18;
         const bool v6574 = v6571 && v6573;
-        const uint v6576 = v6570 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v6576 = v6570 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v6578 = v6576 + v6385;
         const uint v6579 = v6578 + v6981;
         const uint v6580 = v6574 ? v6579 : 0u;
-        const uint v6583 = v6391 + v6994;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6583 = v6391 + v6994;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v6584 = v6583 + v6981;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v6584 + e] = v6574 ? x[v6580 + e] : bfloat(0);
@@ -705,132 +705,132 @@ kernel void iron_conv2d_bf16(
           shm0[v6802 + e] = v6788 ? x[v6799 + e] : bfloat(0);
         }
       }
-      const uint v6816 = v6385 + v6813;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6816 = v6385 + v6813;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6817 = v6816 < v18;
       const bool v6818 = v6815 && v6817;
-      const uint v6822 = v6821 + v6385;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6822 = v6821 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6823 = v6822 + v6813;
       const uint v6824 = v6818 ? v6823 : v69;
-      const uint v6827 = v6391 + v6826;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6827 = v6391 + v6826;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6828 = v6827 + v6813;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6828 + e] = v6818 ? weight[v6824 + e] : bfloat(0);
       }
-      const uint v6840 = v6385 + v6837;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6840 = v6385 + v6837;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6841 = v6840 < v18;
       const bool v6842 = v6839 && v6841;
-      const uint v6846 = v6845 + v6385;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6846 = v6845 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6847 = v6846 + v6837;
       const uint v6848 = v6842 ? v6847 : v69;
-      const uint v6851 = v6391 + v6850;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6851 = v6391 + v6850;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6852 = v6851 + v6837;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6852 + e] = v6842 ? weight[v6848 + e] : bfloat(0);
       }
-      const uint v6864 = v6385 + v6861;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6864 = v6385 + v6861;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6865 = v6864 < v18;
       const bool v6866 = v6863 && v6865;
-      const uint v6870 = v6869 + v6385;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6870 = v6869 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6871 = v6870 + v6861;
       const uint v6872 = v6866 ? v6871 : v69;
-      const uint v6875 = v6391 + v6874;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6875 = v6391 + v6874;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6876 = v6875 + v6861;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6876 + e] = v6866 ? weight[v6872 + e] : bfloat(0);
       }
-      const uint v6888 = v6385 + v6885;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6888 = v6385 + v6885;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6889 = v6888 < v18;
       const bool v6890 = v6887 && v6889;
-      const uint v6894 = v6893 + v6385;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6894 = v6893 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6895 = v6894 + v6885;
       const uint v6896 = v6890 ? v6895 : v69;
-      const uint v6899 = v6391 + v6898;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6899 = v6391 + v6898;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6900 = v6899 + v6885;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6900 + e] = v6890 ? weight[v6896 + e] : bfloat(0);
       }
-      const uint v6912 = v6385 + v6909;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6912 = v6385 + v6909;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6913 = v6912 < v18;
       const bool v6914 = v6911 && v6913;
-      const uint v6918 = v6917 + v6385;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6918 = v6917 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6919 = v6918 + v6909;
       const uint v6920 = v6914 ? v6919 : v69;
-      const uint v6923 = v6391 + v6922;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6923 = v6391 + v6922;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6924 = v6923 + v6909;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6924 + e] = v6914 ? weight[v6920 + e] : bfloat(0);
       }
-      const uint v6936 = v6385 + v6933;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6936 = v6385 + v6933;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6937 = v6936 < v18;
       const bool v6938 = v6935 && v6937;
-      const uint v6942 = v6941 + v6385;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6942 = v6941 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6943 = v6942 + v6933;
       const uint v6944 = v6938 ? v6943 : v69;
-      const uint v6947 = v6391 + v6946;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6947 = v6391 + v6946;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6948 = v6947 + v6933;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6948 + e] = v6938 ? weight[v6944 + e] : bfloat(0);
       }
-      const uint v6960 = v6385 + v6957;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6960 = v6385 + v6957;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6961 = v6960 < v18;
       const bool v6962 = v6959 && v6961;
-      const uint v6966 = v6965 + v6385;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6966 = v6965 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6967 = v6966 + v6957;
       const uint v6968 = v6962 ? v6967 : v69;
-      const uint v6971 = v6391 + v6970;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6971 = v6391 + v6970;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6972 = v6971 + v6957;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6972 + e] = v6962 ? weight[v6968 + e] : bfloat(0);
       }
-      const uint v6984 = v6385 + v6981;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v6984 = v6385 + v6981;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v6985 = v6984 < v18;
       const bool v6986 = v6983 && v6985;
-      const uint v6990 = v6989 + v6385;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v6990 = v6989 + v6385;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v6991 = v6990 + v6981;
       const uint v6992 = v6986 ? v6991 : v69;
-      const uint v6995 = v6391 + v6994;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6995 = v6391 + v6994;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v6996 = v6995 + v6981;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6996 + e] = v6986 ? weight[v6992 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7005 = v6391 + v7004;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v7005 = v6391 + v7004;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v7005), long(64u));
-      const uint v7011 = v6391 + v7010;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v7011 = v6391 + v7010;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v7011), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v7018 = v7005 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v7018 = v7005 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v7018), long(64u));
-      const uint v7024 = v7011 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v7024 = v7011 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v7024), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v7030 = v7005 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v7030 = v7005 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v7030), long(64u));
-      const uint v7036 = v7011 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v7036 = v7011 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v7036), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v7042 = v7005 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v7042 = v7005 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v7042), long(64u));
-      const uint v7048 = v7011 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v7048 = v7011 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v7048), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
     const uint v967 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (uint v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (uint v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
         const uint v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const uint v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -884,46 +884,46 @@ kernel void iron_conv2d_bf16(
         }
       }
 
-      for (uint v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v1058 = v1057 < v15;
         const uint v1059 = v966 + v1056;
         const bool v1060 = v1059 < v18;
         const bool v1061 = v1058 && v1060;
         if (v1061) {
-          const uint v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v1064 = v69 + v1063;
           const uint v1065 = v1064 + v966;
           const uint v1066 = v1065 + v1056;
           const bfloat v1067 = weight[v1066];
-          const uint v1069 = v1054 << 6u;
+          const uint v1069 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v1070 = v1069 + v1056;
           shm1[v1070] = v1067;
         } else {
-          const uint v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v1073 = v1072 + v1056;
           shm1[v1073] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v276, shm0, long(v1080), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1086), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v276, shm0, long(v1094), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1100), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v276, shm0, long(v1106), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1112), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v276, shm0, long(v1118), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1124), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v276, shm0, long(v1080), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1086), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v276, shm0, long(v1094), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1100), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v276, shm0, long(v1106), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1112), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v276, shm0, long(v1118), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1124), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v1126 = v63 + v268;
   const uint v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1131 = v1130 == 0u;

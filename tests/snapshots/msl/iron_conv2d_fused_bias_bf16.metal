@@ -139,22 +139,22 @@ kernel void iron_conv2d_fused_bias_bf16(
   const uint v42 = v41 + 1u;
   const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
   const uint v44 = v43 * v30;
-  const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v47 = iron_gid.y;
   const uint v48 = v47 * v45;
   const uint v49 = v48 + v46;
-  const uint v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v54 = v53 << 3u;
-  const uint v56 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v56 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v57 = v56 - v54;
   const uint v58 = min(v57, 8u);
-  const uint v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v61 = v60 % v58;
   const uint v62 = v54 + v61;
   const uint v63 = v62 << 7u;
-  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
   const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const uint v69 = v68 * v18;
@@ -288,214 +288,214 @@ kernel void iron_conv2d_fused_bias_bf16(
   const uint v260 = v252 ? v259 : 0u;
   const uint v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
   const uint v263 = v252 ? v262 : 0u;
-  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v268 = v267 << 6u;
-  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v272 = v271 << 6u;
-  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v274, float(0.0f));
-  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v276, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v278, bfloat(bfloat(0.0f)));
   const uint v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v282 = v281 == 0u;
   const uint v286 = v16 & 7u;
   const bool v287 = v286 == 0u;
   const bool v288 = v282 && v287;
-  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v292 = v291 == 0u;
   const uint v295 = v69 & 7u;
   const bool v296 = v295 == 0u;
   const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
   if (v298) {
-    const uint v7964 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7964 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v7965 = v7964 << 3u;
-    const uint v7966 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7966 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v7967 = v7966 < v15;
-    const uint v7972 = v7966 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v7972 = v7966 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v7973 = v69 + v7972;
-    const uint v7978 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v7983 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v7985 = v7983 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v7988 = v7983 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7978 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7983 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7985 = v7983 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7988 = v7983 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v7989 = v7988 << 3u;
-    const uint v7990 = v67 + v7985;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7990 = v67 + v7985;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v7991 = v7990 < v15;
-    const uint v7996 = v7990 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v7996 = v7990 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v7997 = v69 + v7996;
-    const uint v8002 = v7985 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8007 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8009 = v8007 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8012 = v8007 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8002 = v7985 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8007 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8009 = v8007 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8012 = v8007 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8013 = v8012 << 3u;
-    const uint v8014 = v67 + v8009;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8014 = v67 + v8009;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8015 = v8014 < v15;
-    const uint v8020 = v8014 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8020 = v8014 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8021 = v69 + v8020;
-    const uint v8026 = v8009 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8031 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8033 = v8031 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8036 = v8031 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8026 = v8009 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8031 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8033 = v8031 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8036 = v8031 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8037 = v8036 << 3u;
-    const uint v8038 = v67 + v8033;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8038 = v67 + v8033;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8039 = v8038 < v15;
-    const uint v8044 = v8038 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8044 = v8038 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8045 = v69 + v8044;
-    const uint v8050 = v8033 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8055 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8057 = v8055 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8060 = v8055 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8050 = v8033 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8055 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8057 = v8055 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8060 = v8055 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8061 = v8060 << 3u;
-    const uint v8062 = v67 + v8057;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8062 = v67 + v8057;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8063 = v8062 < v15;
-    const uint v8068 = v8062 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8068 = v8062 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8069 = v69 + v8068;
-    const uint v8074 = v8057 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8079 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8081 = v8079 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8084 = v8079 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8074 = v8057 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8079 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8081 = v8079 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8084 = v8079 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8085 = v8084 << 3u;
-    const uint v8086 = v67 + v8081;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8086 = v67 + v8081;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8087 = v8086 < v15;
-    const uint v8092 = v8086 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8092 = v8086 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8093 = v69 + v8092;
-    const uint v8098 = v8081 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8103 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8105 = v8103 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8108 = v8103 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8098 = v8081 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8103 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8105 = v8103 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8108 = v8103 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8109 = v8108 << 3u;
-    const uint v8110 = v67 + v8105;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8110 = v67 + v8105;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8111 = v8110 < v15;
-    const uint v8116 = v8110 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8116 = v8110 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8117 = v69 + v8116;
-    const uint v8122 = v8105 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8127 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8129 = v8127 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8132 = v8127 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8122 = v8105 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8127 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8129 = v8127 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8132 = v8127 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8133 = v8132 << 3u;
-    const uint v8134 = v67 + v8129;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8134 = v67 + v8129;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8135 = v8134 < v15;
-    const uint v8140 = v8134 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8140 = v8134 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8141 = v69 + v8140;
-    const uint v8146 = v8129 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8156 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v8162 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v8146 = v8129 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8156 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v8162 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v7537 = 0u; v7537 < v18; v7537 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v7537 = 0u; v7537 < v18; v7537 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v7539 = v7537 >> 6u;
       const uint v7541 = v7539 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7543 = v7541 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v7543 = v7541 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
       if (v90) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v7556 = v7537 + v7965;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7556 = v7537 + v7965;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7557 = v7556 < v18;
         const bool v7558 = v126 && v7557;
-        const uint v7560 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7560 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7562 = v7560 + v7537;
         const uint v7563 = v7562 + v7965;
         const uint v7564 = v7558 ? v7563 : 0u;
-        const uint v7567 = v7543 + v7978;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7567 = v7543 + v7978;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7568 = v7567 + v7965;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7568 + e] = v7558 ? x[v7564 + e] : bfloat(0);
         }
-        const uint v7578 = v63 + v7985;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7578 = v63 + v7985;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7579 = v7578 < v44;
         const uint v7580 = v7537 + v7989;
         const bool v7581 = v7580 < v18;
         const bool v7582 = v7579 && v7581;
-        const uint v7584 = v7578 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7584 = v7578 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7586 = v7584 + v7537;
         const uint v7587 = v7586 + v7989;
         const uint v7588 = v7582 ? v7587 : 0u;
-        const uint v7591 = v7543 + v8002;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7591 = v7543 + v8002;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7592 = v7591 + v7989;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7592 + e] = v7582 ? x[v7588 + e] : bfloat(0);
         }
-        const uint v7602 = v63 + v8009;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7602 = v63 + v8009;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7603 = v7602 < v44;
         const uint v7604 = v7537 + v8013;
         const bool v7605 = v7604 < v18;
         const bool v7606 = v7603 && v7605;
-        const uint v7608 = v7602 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7608 = v7602 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7610 = v7608 + v7537;
         const uint v7611 = v7610 + v8013;
         const uint v7612 = v7606 ? v7611 : 0u;
-        const uint v7615 = v7543 + v8026;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7615 = v7543 + v8026;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7616 = v7615 + v8013;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7616 + e] = v7606 ? x[v7612 + e] : bfloat(0);
         }
-        const uint v7626 = v63 + v8033;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7626 = v63 + v8033;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7627 = v7626 < v44;
         const uint v7628 = v7537 + v8037;
         const bool v7629 = v7628 < v18;
         const bool v7630 = v7627 && v7629;
-        const uint v7632 = v7626 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7632 = v7626 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7634 = v7632 + v7537;
         const uint v7635 = v7634 + v8037;
         const uint v7636 = v7630 ? v7635 : 0u;
-        const uint v7639 = v7543 + v8050;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7639 = v7543 + v8050;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7640 = v7639 + v8037;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7640 + e] = v7630 ? x[v7636 + e] : bfloat(0);
         }
-        const uint v7650 = v63 + v8057;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7650 = v63 + v8057;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7651 = v7650 < v44;
         const uint v7652 = v7537 + v8061;
         const bool v7653 = v7652 < v18;
         const bool v7654 = v7651 && v7653;
-        const uint v7656 = v7650 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7656 = v7650 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7658 = v7656 + v7537;
         const uint v7659 = v7658 + v8061;
         const uint v7660 = v7654 ? v7659 : 0u;
-        const uint v7663 = v7543 + v8074;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7663 = v7543 + v8074;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7664 = v7663 + v8061;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7664 + e] = v7654 ? x[v7660 + e] : bfloat(0);
         }
-        const uint v7674 = v63 + v8081;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7674 = v63 + v8081;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7675 = v7674 < v44;
         const uint v7676 = v7537 + v8085;
         const bool v7677 = v7676 < v18;
         const bool v7678 = v7675 && v7677;
-        const uint v7680 = v7674 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7680 = v7674 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7682 = v7680 + v7537;
         const uint v7683 = v7682 + v8085;
         const uint v7684 = v7678 ? v7683 : 0u;
-        const uint v7687 = v7543 + v8098;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7687 = v7543 + v8098;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7688 = v7687 + v8085;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7688 + e] = v7678 ? x[v7684 + e] : bfloat(0);
         }
-        const uint v7698 = v63 + v8105;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7698 = v63 + v8105;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7699 = v7698 < v44;
         const uint v7700 = v7537 + v8109;
         const bool v7701 = v7700 < v18;
         const bool v7702 = v7699 && v7701;
-        const uint v7704 = v7698 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7704 = v7698 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7706 = v7704 + v7537;
         const uint v7707 = v7706 + v8109;
         const uint v7708 = v7702 ? v7707 : 0u;
-        const uint v7711 = v7543 + v8122;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7711 = v7543 + v8122;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7712 = v7711 + v8109;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7712 + e] = v7702 ? x[v7708 + e] : bfloat(0);
         }
-        const uint v7722 = v63 + v8129;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7722 = v63 + v8129;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7723 = v7722 < v44;
         const uint v7724 = v7537 + v8133;
         const bool v7725 = v7724 < v18;
         const bool v7726 = v7723 && v7725;
-        const uint v7728 = v7722 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7728 = v7722 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7730 = v7728 + v7537;
         const uint v7731 = v7730 + v8133;
         const uint v7732 = v7726 ? v7731 : 0u;
-        const uint v7735 = v7543 + v8146;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7735 = v7543 + v8146;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7736 = v7735 + v8133;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7736 + e] = v7726 ? x[v7732 + e] : bfloat(0);
@@ -707,132 +707,132 @@ kernel void iron_conv2d_fused_bias_bf16(
           shm0[v7954 + e] = v7940 ? x[v7951 + e] : bfloat(0);
         }
       }
-      const uint v7968 = v7537 + v7965;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v7968 = v7537 + v7965;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v7969 = v7968 < v18;
       const bool v7970 = v7967 && v7969;
-      const uint v7974 = v7973 + v7537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v7974 = v7973 + v7537;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v7975 = v7974 + v7965;
       const uint v7976 = v7970 ? v7975 : v69;
-      const uint v7979 = v7543 + v7978;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7979 = v7543 + v7978;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v7980 = v7979 + v7965;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v7980 + e] = v7970 ? weight[v7976 + e] : bfloat(0);
       }
-      const uint v7992 = v7537 + v7989;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v7992 = v7537 + v7989;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v7993 = v7992 < v18;
       const bool v7994 = v7991 && v7993;
-      const uint v7998 = v7997 + v7537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v7998 = v7997 + v7537;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v7999 = v7998 + v7989;
       const uint v8000 = v7994 ? v7999 : v69;
-      const uint v8003 = v7543 + v8002;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8003 = v7543 + v8002;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8004 = v8003 + v7989;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8004 + e] = v7994 ? weight[v8000 + e] : bfloat(0);
       }
-      const uint v8016 = v7537 + v8013;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8016 = v7537 + v8013;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8017 = v8016 < v18;
       const bool v8018 = v8015 && v8017;
-      const uint v8022 = v8021 + v7537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8022 = v8021 + v7537;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8023 = v8022 + v8013;
       const uint v8024 = v8018 ? v8023 : v69;
-      const uint v8027 = v7543 + v8026;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8027 = v7543 + v8026;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8028 = v8027 + v8013;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8028 + e] = v8018 ? weight[v8024 + e] : bfloat(0);
       }
-      const uint v8040 = v7537 + v8037;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8040 = v7537 + v8037;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8041 = v8040 < v18;
       const bool v8042 = v8039 && v8041;
-      const uint v8046 = v8045 + v7537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8046 = v8045 + v7537;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8047 = v8046 + v8037;
       const uint v8048 = v8042 ? v8047 : v69;
-      const uint v8051 = v7543 + v8050;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8051 = v7543 + v8050;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8052 = v8051 + v8037;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8052 + e] = v8042 ? weight[v8048 + e] : bfloat(0);
       }
-      const uint v8064 = v7537 + v8061;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8064 = v7537 + v8061;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8065 = v8064 < v18;
       const bool v8066 = v8063 && v8065;
-      const uint v8070 = v8069 + v7537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8070 = v8069 + v7537;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8071 = v8070 + v8061;
       const uint v8072 = v8066 ? v8071 : v69;
-      const uint v8075 = v7543 + v8074;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8075 = v7543 + v8074;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8076 = v8075 + v8061;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8076 + e] = v8066 ? weight[v8072 + e] : bfloat(0);
       }
-      const uint v8088 = v7537 + v8085;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8088 = v7537 + v8085;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8089 = v8088 < v18;
       const bool v8090 = v8087 && v8089;
-      const uint v8094 = v8093 + v7537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8094 = v8093 + v7537;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8095 = v8094 + v8085;
       const uint v8096 = v8090 ? v8095 : v69;
-      const uint v8099 = v7543 + v8098;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8099 = v7543 + v8098;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8100 = v8099 + v8085;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8100 + e] = v8090 ? weight[v8096 + e] : bfloat(0);
       }
-      const uint v8112 = v7537 + v8109;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8112 = v7537 + v8109;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8113 = v8112 < v18;
       const bool v8114 = v8111 && v8113;
-      const uint v8118 = v8117 + v7537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8118 = v8117 + v7537;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8119 = v8118 + v8109;
       const uint v8120 = v8114 ? v8119 : v69;
-      const uint v8123 = v7543 + v8122;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8123 = v7543 + v8122;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8124 = v8123 + v8109;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8124 + e] = v8114 ? weight[v8120 + e] : bfloat(0);
       }
-      const uint v8136 = v7537 + v8133;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8136 = v7537 + v8133;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8137 = v8136 < v18;
       const bool v8138 = v8135 && v8137;
-      const uint v8142 = v8141 + v7537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8142 = v8141 + v7537;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8143 = v8142 + v8133;
       const uint v8144 = v8138 ? v8143 : v69;
-      const uint v8147 = v7543 + v8146;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8147 = v7543 + v8146;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8148 = v8147 + v8133;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8148 + e] = v8138 ? weight[v8144 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8157 = v7543 + v8156;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v8157 = v7543 + v8156;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v8157), long(64u));
-      const uint v8163 = v7543 + v8162;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v8163 = v7543 + v8162;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v8163), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v8170 = v8157 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v8170 = v8157 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v8170), long(64u));
-      const uint v8176 = v8163 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v8176 = v8163 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v8176), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v8182 = v8157 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v8182 = v8157 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v8182), long(64u));
-      const uint v8188 = v8163 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v8188 = v8163 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v8188), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v8194 = v8157 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v8194 = v8157 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v8194), long(64u));
-      const uint v8200 = v8163 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v8200 = v8163 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v8200), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
     const uint v967 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (uint v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (uint v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
         const uint v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const uint v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -886,46 +886,46 @@ kernel void iron_conv2d_fused_bias_bf16(
         }
       }
 
-      for (uint v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v1058 = v1057 < v15;
         const uint v1059 = v966 + v1056;
         const bool v1060 = v1059 < v18;
         const bool v1061 = v1058 && v1060;
         if (v1061) {
-          const uint v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v1064 = v69 + v1063;
           const uint v1065 = v1064 + v966;
           const uint v1066 = v1065 + v1056;
           const bfloat v1067 = weight[v1066];
-          const uint v1069 = v1054 << 6u;
+          const uint v1069 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v1070 = v1069 + v1056;
           shm1[v1070] = v1067;
         } else {
-          const uint v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v1073 = v1072 + v1056;
           shm1[v1073] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v276, shm0, long(v1080), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1086), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v276, shm0, long(v1094), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1100), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v276, shm0, long(v1106), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1112), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v276, shm0, long(v1118), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1124), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v276, shm0, long(v1080), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1086), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v276, shm0, long(v1094), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1100), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v276, shm0, long(v1106), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1112), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v276, shm0, long(v1118), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1124), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v1126 = v63 + v268;
   const uint v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1131 = v1130 == 0u;

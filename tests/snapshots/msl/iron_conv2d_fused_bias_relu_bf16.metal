@@ -139,22 +139,22 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const uint v42 = v41 + 1u;
   const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
   const uint v44 = v43 * v30;
-  const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v47 = iron_gid.y;
   const uint v48 = v47 * v45;
   const uint v49 = v48 + v46;
-  const uint v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v54 = v53 << 3u;
-  const uint v56 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v56 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v57 = v56 - v54;
   const uint v58 = min(v57, 8u);
-  const uint v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v61 = v60 % v58;
   const uint v62 = v54 + v61;
   const uint v63 = v62 << 7u;
-  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
   const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const uint v69 = v68 * v18;
@@ -288,214 +288,214 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const uint v260 = v252 ? v259 : 0u;
   const uint v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
   const uint v263 = v252 ? v262 : 0u;
-  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v268 = v267 << 6u;
-  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v272 = v271 << 6u;
-  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v274, float(0.0f));
-  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v276, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v278, bfloat(bfloat(0.0f)));
   const uint v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v282 = v281 == 0u;
   const uint v286 = v16 & 7u;
   const bool v287 = v286 == 0u;
   const bool v288 = v282 && v287;
-  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v292 = v291 == 0u;
   const uint v295 = v69 & 7u;
   const bool v296 = v295 == 0u;
   const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
   if (v298) {
-    const uint v8732 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8732 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8733 = v8732 << 3u;
-    const uint v8734 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8734 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8735 = v8734 < v15;
-    const uint v8740 = v8734 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8740 = v8734 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8741 = v69 + v8740;
-    const uint v8746 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8751 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8753 = v8751 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8756 = v8751 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8746 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8751 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8753 = v8751 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8756 = v8751 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8757 = v8756 << 3u;
-    const uint v8758 = v67 + v8753;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8758 = v67 + v8753;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8759 = v8758 < v15;
-    const uint v8764 = v8758 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8764 = v8758 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8765 = v69 + v8764;
-    const uint v8770 = v8753 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8775 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8777 = v8775 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8780 = v8775 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8770 = v8753 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8775 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8777 = v8775 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8780 = v8775 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8781 = v8780 << 3u;
-    const uint v8782 = v67 + v8777;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8782 = v67 + v8777;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8783 = v8782 < v15;
-    const uint v8788 = v8782 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8788 = v8782 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8789 = v69 + v8788;
-    const uint v8794 = v8777 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8799 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8801 = v8799 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8804 = v8799 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8794 = v8777 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8799 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8801 = v8799 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8804 = v8799 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8805 = v8804 << 3u;
-    const uint v8806 = v67 + v8801;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8806 = v67 + v8801;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8807 = v8806 < v15;
-    const uint v8812 = v8806 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8812 = v8806 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8813 = v69 + v8812;
-    const uint v8818 = v8801 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8823 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8825 = v8823 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8828 = v8823 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8818 = v8801 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8823 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8825 = v8823 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8828 = v8823 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8829 = v8828 << 3u;
-    const uint v8830 = v67 + v8825;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8830 = v67 + v8825;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8831 = v8830 < v15;
-    const uint v8836 = v8830 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8836 = v8830 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8837 = v69 + v8836;
-    const uint v8842 = v8825 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8847 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8849 = v8847 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8852 = v8847 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8842 = v8825 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8847 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8849 = v8847 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8852 = v8847 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8853 = v8852 << 3u;
-    const uint v8854 = v67 + v8849;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8854 = v67 + v8849;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8855 = v8854 < v15;
-    const uint v8860 = v8854 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8860 = v8854 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8861 = v69 + v8860;
-    const uint v8866 = v8849 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8871 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8873 = v8871 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8876 = v8871 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8866 = v8849 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8871 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8873 = v8871 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8876 = v8871 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8877 = v8876 << 3u;
-    const uint v8878 = v67 + v8873;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8878 = v67 + v8873;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8879 = v8878 < v15;
-    const uint v8884 = v8878 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8884 = v8878 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8885 = v69 + v8884;
-    const uint v8890 = v8873 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8895 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v8897 = v8895 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8900 = v8895 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8890 = v8873 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8895 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8897 = v8895 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8900 = v8895 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v8901 = v8900 << 3u;
-    const uint v8902 = v67 + v8897;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8902 = v67 + v8897;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v8903 = v8902 < v15;
-    const uint v8908 = v8902 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v8908 = v8902 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v8909 = v69 + v8908;
-    const uint v8914 = v8897 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8924 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v8930 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v8914 = v8897 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8924 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v8930 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v8305 = 0u; v8305 < v18; v8305 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v8305 = 0u; v8305 < v18; v8305 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v8307 = v8305 >> 6u;
       const uint v8309 = v8307 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8311 = v8309 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v8311 = v8309 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
       if (v90) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v8324 = v8305 + v8733;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v8324 = v8305 + v8733;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8325 = v8324 < v18;
         const bool v8326 = v126 && v8325;
-        const uint v8328 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v8328 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v8330 = v8328 + v8305;
         const uint v8331 = v8330 + v8733;
         const uint v8332 = v8326 ? v8331 : 0u;
-        const uint v8335 = v8311 + v8746;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8335 = v8311 + v8746;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v8336 = v8335 + v8733;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v8336 + e] = v8326 ? x[v8332 + e] : bfloat(0);
         }
-        const uint v8346 = v63 + v8753;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v8346 = v63 + v8753;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8347 = v8346 < v44;
         const uint v8348 = v8305 + v8757;
         const bool v8349 = v8348 < v18;
         const bool v8350 = v8347 && v8349;
-        const uint v8352 = v8346 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v8352 = v8346 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v8354 = v8352 + v8305;
         const uint v8355 = v8354 + v8757;
         const uint v8356 = v8350 ? v8355 : 0u;
-        const uint v8359 = v8311 + v8770;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8359 = v8311 + v8770;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v8360 = v8359 + v8757;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v8360 + e] = v8350 ? x[v8356 + e] : bfloat(0);
         }
-        const uint v8370 = v63 + v8777;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v8370 = v63 + v8777;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8371 = v8370 < v44;
         const uint v8372 = v8305 + v8781;
         const bool v8373 = v8372 < v18;
         const bool v8374 = v8371 && v8373;
-        const uint v8376 = v8370 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v8376 = v8370 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v8378 = v8376 + v8305;
         const uint v8379 = v8378 + v8781;
         const uint v8380 = v8374 ? v8379 : 0u;
-        const uint v8383 = v8311 + v8794;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8383 = v8311 + v8794;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v8384 = v8383 + v8781;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v8384 + e] = v8374 ? x[v8380 + e] : bfloat(0);
         }
-        const uint v8394 = v63 + v8801;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v8394 = v63 + v8801;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8395 = v8394 < v44;
         const uint v8396 = v8305 + v8805;
         const bool v8397 = v8396 < v18;
         const bool v8398 = v8395 && v8397;
-        const uint v8400 = v8394 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v8400 = v8394 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v8402 = v8400 + v8305;
         const uint v8403 = v8402 + v8805;
         const uint v8404 = v8398 ? v8403 : 0u;
-        const uint v8407 = v8311 + v8818;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8407 = v8311 + v8818;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v8408 = v8407 + v8805;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v8408 + e] = v8398 ? x[v8404 + e] : bfloat(0);
         }
-        const uint v8418 = v63 + v8825;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v8418 = v63 + v8825;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8419 = v8418 < v44;
         const uint v8420 = v8305 + v8829;
         const bool v8421 = v8420 < v18;
         const bool v8422 = v8419 && v8421;
-        const uint v8424 = v8418 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v8424 = v8418 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v8426 = v8424 + v8305;
         const uint v8427 = v8426 + v8829;
         const uint v8428 = v8422 ? v8427 : 0u;
-        const uint v8431 = v8311 + v8842;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8431 = v8311 + v8842;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v8432 = v8431 + v8829;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v8432 + e] = v8422 ? x[v8428 + e] : bfloat(0);
         }
-        const uint v8442 = v63 + v8849;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v8442 = v63 + v8849;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8443 = v8442 < v44;
         const uint v8444 = v8305 + v8853;
         const bool v8445 = v8444 < v18;
         const bool v8446 = v8443 && v8445;
-        const uint v8448 = v8442 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v8448 = v8442 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v8450 = v8448 + v8305;
         const uint v8451 = v8450 + v8853;
         const uint v8452 = v8446 ? v8451 : 0u;
-        const uint v8455 = v8311 + v8866;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8455 = v8311 + v8866;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v8456 = v8455 + v8853;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v8456 + e] = v8446 ? x[v8452 + e] : bfloat(0);
         }
-        const uint v8466 = v63 + v8873;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v8466 = v63 + v8873;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8467 = v8466 < v44;
         const uint v8468 = v8305 + v8877;
         const bool v8469 = v8468 < v18;
         const bool v8470 = v8467 && v8469;
-        const uint v8472 = v8466 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v8472 = v8466 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v8474 = v8472 + v8305;
         const uint v8475 = v8474 + v8877;
         const uint v8476 = v8470 ? v8475 : 0u;
-        const uint v8479 = v8311 + v8890;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8479 = v8311 + v8890;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v8480 = v8479 + v8877;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v8480 + e] = v8470 ? x[v8476 + e] : bfloat(0);
         }
-        const uint v8490 = v63 + v8897;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v8490 = v63 + v8897;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v8491 = v8490 < v44;
         const uint v8492 = v8305 + v8901;
         const bool v8493 = v8492 < v18;
         const bool v8494 = v8491 && v8493;
-        const uint v8496 = v8490 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v8496 = v8490 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v8498 = v8496 + v8305;
         const uint v8499 = v8498 + v8901;
         const uint v8500 = v8494 ? v8499 : 0u;
-        const uint v8503 = v8311 + v8914;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8503 = v8311 + v8914;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v8504 = v8503 + v8901;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v8504 + e] = v8494 ? x[v8500 + e] : bfloat(0);
@@ -707,132 +707,132 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
           shm0[v8722 + e] = v8708 ? x[v8719 + e] : bfloat(0);
         }
       }
-      const uint v8736 = v8305 + v8733;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8736 = v8305 + v8733;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8737 = v8736 < v18;
       const bool v8738 = v8735 && v8737;
-      const uint v8742 = v8741 + v8305;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8742 = v8741 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8743 = v8742 + v8733;
       const uint v8744 = v8738 ? v8743 : v69;
-      const uint v8747 = v8311 + v8746;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8747 = v8311 + v8746;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8748 = v8747 + v8733;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8748 + e] = v8738 ? weight[v8744 + e] : bfloat(0);
       }
-      const uint v8760 = v8305 + v8757;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8760 = v8305 + v8757;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8761 = v8760 < v18;
       const bool v8762 = v8759 && v8761;
-      const uint v8766 = v8765 + v8305;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8766 = v8765 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8767 = v8766 + v8757;
       const uint v8768 = v8762 ? v8767 : v69;
-      const uint v8771 = v8311 + v8770;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8771 = v8311 + v8770;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8772 = v8771 + v8757;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8772 + e] = v8762 ? weight[v8768 + e] : bfloat(0);
       }
-      const uint v8784 = v8305 + v8781;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8784 = v8305 + v8781;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8785 = v8784 < v18;
       const bool v8786 = v8783 && v8785;
-      const uint v8790 = v8789 + v8305;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8790 = v8789 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8791 = v8790 + v8781;
       const uint v8792 = v8786 ? v8791 : v69;
-      const uint v8795 = v8311 + v8794;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8795 = v8311 + v8794;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8796 = v8795 + v8781;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8796 + e] = v8786 ? weight[v8792 + e] : bfloat(0);
       }
-      const uint v8808 = v8305 + v8805;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8808 = v8305 + v8805;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8809 = v8808 < v18;
       const bool v8810 = v8807 && v8809;
-      const uint v8814 = v8813 + v8305;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8814 = v8813 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8815 = v8814 + v8805;
       const uint v8816 = v8810 ? v8815 : v69;
-      const uint v8819 = v8311 + v8818;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8819 = v8311 + v8818;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8820 = v8819 + v8805;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8820 + e] = v8810 ? weight[v8816 + e] : bfloat(0);
       }
-      const uint v8832 = v8305 + v8829;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8832 = v8305 + v8829;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8833 = v8832 < v18;
       const bool v8834 = v8831 && v8833;
-      const uint v8838 = v8837 + v8305;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8838 = v8837 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8839 = v8838 + v8829;
       const uint v8840 = v8834 ? v8839 : v69;
-      const uint v8843 = v8311 + v8842;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8843 = v8311 + v8842;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8844 = v8843 + v8829;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8844 + e] = v8834 ? weight[v8840 + e] : bfloat(0);
       }
-      const uint v8856 = v8305 + v8853;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8856 = v8305 + v8853;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8857 = v8856 < v18;
       const bool v8858 = v8855 && v8857;
-      const uint v8862 = v8861 + v8305;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8862 = v8861 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8863 = v8862 + v8853;
       const uint v8864 = v8858 ? v8863 : v69;
-      const uint v8867 = v8311 + v8866;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8867 = v8311 + v8866;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8868 = v8867 + v8853;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8868 + e] = v8858 ? weight[v8864 + e] : bfloat(0);
       }
-      const uint v8880 = v8305 + v8877;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8880 = v8305 + v8877;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8881 = v8880 < v18;
       const bool v8882 = v8879 && v8881;
-      const uint v8886 = v8885 + v8305;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8886 = v8885 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8887 = v8886 + v8877;
       const uint v8888 = v8882 ? v8887 : v69;
-      const uint v8891 = v8311 + v8890;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8891 = v8311 + v8890;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8892 = v8891 + v8877;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8892 + e] = v8882 ? weight[v8888 + e] : bfloat(0);
       }
-      const uint v8904 = v8305 + v8901;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v8904 = v8305 + v8901;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v8905 = v8904 < v18;
       const bool v8906 = v8903 && v8905;
-      const uint v8910 = v8909 + v8305;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v8910 = v8909 + v8305;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v8911 = v8910 + v8901;
       const uint v8912 = v8906 ? v8911 : v69;
-      const uint v8915 = v8311 + v8914;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8915 = v8311 + v8914;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v8916 = v8915 + v8901;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8916 + e] = v8906 ? weight[v8912 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8925 = v8311 + v8924;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v8925 = v8311 + v8924;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v8925), long(64u));
-      const uint v8931 = v8311 + v8930;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v8931 = v8311 + v8930;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v8931), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v8938 = v8925 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v8938 = v8925 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v8938), long(64u));
-      const uint v8944 = v8931 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v8944 = v8931 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v8944), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v8950 = v8925 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v8950 = v8925 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v8950), long(64u));
-      const uint v8956 = v8931 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v8956 = v8931 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v8956), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v8962 = v8925 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v8962 = v8925 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v8962), long(64u));
-      const uint v8968 = v8931 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v8968 = v8931 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v8968), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
     const uint v967 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (uint v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (uint v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
         const uint v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const uint v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -886,46 +886,46 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
         }
       }
 
-      for (uint v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v1058 = v1057 < v15;
         const uint v1059 = v966 + v1056;
         const bool v1060 = v1059 < v18;
         const bool v1061 = v1058 && v1060;
         if (v1061) {
-          const uint v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v1064 = v69 + v1063;
           const uint v1065 = v1064 + v966;
           const uint v1066 = v1065 + v1056;
           const bfloat v1067 = weight[v1066];
-          const uint v1069 = v1054 << 6u;
+          const uint v1069 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v1070 = v1069 + v1056;
           shm1[v1070] = v1067;
         } else {
-          const uint v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v1073 = v1072 + v1056;
           shm1[v1073] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v276, shm0, long(v1080), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1086), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v276, shm0, long(v1094), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1100), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v276, shm0, long(v1106), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1112), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v276, shm0, long(v1118), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1124), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v276, shm0, long(v1080), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1086), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v276, shm0, long(v1094), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1100), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v276, shm0, long(v1106), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1112), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v276, shm0, long(v1118), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1124), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v1126 = v63 + v268;
   const uint v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1131 = v1130 == 0u;

@@ -145,22 +145,22 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
   const uint v42 = v41 + 1u;
   const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
   const uint v44 = v43 * v30;
-  const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v47 = iron_gid.y;
   const uint v48 = v47 * v45;
   const uint v49 = v48 + v46;
-  const uint v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v54 = v53 << 3u;
-  const uint v56 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v56 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v57 = v56 - v54;
   const uint v58 = min(v57, 8u);
-  const uint v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v61 = v60 % v58;
   const uint v62 = v54 + v61;
   const uint v63 = v62 << 7u;
-  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
   const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const uint v69 = v68 * v18;
@@ -294,214 +294,214 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
   const uint v260 = v252 ? v259 : 0u;
   const uint v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
   const uint v263 = v252 ? v262 : 0u;
-  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v268 = v267 << 6u;
-  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v272 = v271 << 6u;
-  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v274, float(0.0f));
-  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v276, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v278, bfloat(bfloat(0.0f)));
   const uint v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v282 = v281 == 0u;
   const uint v286 = v16 & 7u;
   const bool v287 = v286 == 0u;
   const bool v288 = v282 && v287;
-  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v292 = v291 == 0u;
   const uint v295 = v69 & 7u;
   const bool v296 = v295 == 0u;
   const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
   if (v298) {
-    const uint v10652 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10652 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v10653 = v10652 << 3u;
-    const uint v10654 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v10654 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v10655 = v10654 < v15;
-    const uint v10660 = v10654 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v10660 = v10654 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v10661 = v69 + v10660;
-    const uint v10666 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v10671 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v10673 = v10671 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v10676 = v10671 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10666 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v10671 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v10673 = v10671 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10676 = v10671 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v10677 = v10676 << 3u;
-    const uint v10678 = v67 + v10673;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v10678 = v67 + v10673;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v10679 = v10678 < v15;
-    const uint v10684 = v10678 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v10684 = v10678 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v10685 = v69 + v10684;
-    const uint v10690 = v10673 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v10695 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v10697 = v10695 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v10700 = v10695 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10690 = v10673 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v10695 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v10697 = v10695 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10700 = v10695 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v10701 = v10700 << 3u;
-    const uint v10702 = v67 + v10697;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v10702 = v67 + v10697;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v10703 = v10702 < v15;
-    const uint v10708 = v10702 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v10708 = v10702 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v10709 = v69 + v10708;
-    const uint v10714 = v10697 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v10719 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v10721 = v10719 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v10724 = v10719 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10714 = v10697 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v10719 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v10721 = v10719 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10724 = v10719 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v10725 = v10724 << 3u;
-    const uint v10726 = v67 + v10721;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v10726 = v67 + v10721;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v10727 = v10726 < v15;
-    const uint v10732 = v10726 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v10732 = v10726 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v10733 = v69 + v10732;
-    const uint v10738 = v10721 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v10743 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v10745 = v10743 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v10748 = v10743 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10738 = v10721 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v10743 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v10745 = v10743 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10748 = v10743 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v10749 = v10748 << 3u;
-    const uint v10750 = v67 + v10745;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v10750 = v67 + v10745;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v10751 = v10750 < v15;
-    const uint v10756 = v10750 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v10756 = v10750 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v10757 = v69 + v10756;
-    const uint v10762 = v10745 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v10767 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v10769 = v10767 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v10772 = v10767 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10762 = v10745 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v10767 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v10769 = v10767 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10772 = v10767 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v10773 = v10772 << 3u;
-    const uint v10774 = v67 + v10769;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v10774 = v67 + v10769;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v10775 = v10774 < v15;
-    const uint v10780 = v10774 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v10780 = v10774 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v10781 = v69 + v10780;
-    const uint v10786 = v10769 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v10791 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v10793 = v10791 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v10796 = v10791 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10786 = v10769 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v10791 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v10793 = v10791 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10796 = v10791 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v10797 = v10796 << 3u;
-    const uint v10798 = v67 + v10793;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v10798 = v67 + v10793;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v10799 = v10798 < v15;
-    const uint v10804 = v10798 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v10804 = v10798 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v10805 = v69 + v10804;
-    const uint v10810 = v10793 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v10815 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v10817 = v10815 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v10820 = v10815 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10810 = v10793 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v10815 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v10817 = v10815 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v10820 = v10815 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v10821 = v10820 << 3u;
-    const uint v10822 = v67 + v10817;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v10822 = v67 + v10817;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v10823 = v10822 < v15;
-    const uint v10828 = v10822 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v10828 = v10822 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v10829 = v69 + v10828;
-    const uint v10834 = v10817 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v10844 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v10850 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v10834 = v10817 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v10844 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v10850 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v10225 = 0u; v10225 < v18; v10225 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v10225 = 0u; v10225 < v18; v10225 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v10227 = v10225 >> 6u;
       const uint v10229 = v10227 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v10231 = v10229 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v10231 = v10229 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
       if (v90) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v10244 = v10225 + v10653;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v10244 = v10225 + v10653;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10245 = v10244 < v18;
         const bool v10246 = v126 && v10245;
-        const uint v10248 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v10248 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v10250 = v10248 + v10225;
         const uint v10251 = v10250 + v10653;
         const uint v10252 = v10246 ? v10251 : 0u;
-        const uint v10255 = v10231 + v10666;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v10255 = v10231 + v10666;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v10256 = v10255 + v10653;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v10256 + e] = v10246 ? x[v10252 + e] : bfloat(0);
         }
-        const uint v10266 = v63 + v10673;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v10266 = v63 + v10673;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10267 = v10266 < v44;
         const uint v10268 = v10225 + v10677;
         const bool v10269 = v10268 < v18;
         const bool v10270 = v10267 && v10269;
-        const uint v10272 = v10266 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v10272 = v10266 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v10274 = v10272 + v10225;
         const uint v10275 = v10274 + v10677;
         const uint v10276 = v10270 ? v10275 : 0u;
-        const uint v10279 = v10231 + v10690;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v10279 = v10231 + v10690;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v10280 = v10279 + v10677;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v10280 + e] = v10270 ? x[v10276 + e] : bfloat(0);
         }
-        const uint v10290 = v63 + v10697;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v10290 = v63 + v10697;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10291 = v10290 < v44;
         const uint v10292 = v10225 + v10701;
         const bool v10293 = v10292 < v18;
         const bool v10294 = v10291 && v10293;
-        const uint v10296 = v10290 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v10296 = v10290 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v10298 = v10296 + v10225;
         const uint v10299 = v10298 + v10701;
         const uint v10300 = v10294 ? v10299 : 0u;
-        const uint v10303 = v10231 + v10714;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v10303 = v10231 + v10714;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v10304 = v10303 + v10701;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v10304 + e] = v10294 ? x[v10300 + e] : bfloat(0);
         }
-        const uint v10314 = v63 + v10721;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v10314 = v63 + v10721;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10315 = v10314 < v44;
         const uint v10316 = v10225 + v10725;
         const bool v10317 = v10316 < v18;
         const bool v10318 = v10315 && v10317;
-        const uint v10320 = v10314 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v10320 = v10314 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v10322 = v10320 + v10225;
         const uint v10323 = v10322 + v10725;
         const uint v10324 = v10318 ? v10323 : 0u;
-        const uint v10327 = v10231 + v10738;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v10327 = v10231 + v10738;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v10328 = v10327 + v10725;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v10328 + e] = v10318 ? x[v10324 + e] : bfloat(0);
         }
-        const uint v10338 = v63 + v10745;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v10338 = v63 + v10745;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10339 = v10338 < v44;
         const uint v10340 = v10225 + v10749;
         const bool v10341 = v10340 < v18;
         const bool v10342 = v10339 && v10341;
-        const uint v10344 = v10338 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v10344 = v10338 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v10346 = v10344 + v10225;
         const uint v10347 = v10346 + v10749;
         const uint v10348 = v10342 ? v10347 : 0u;
-        const uint v10351 = v10231 + v10762;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v10351 = v10231 + v10762;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v10352 = v10351 + v10749;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v10352 + e] = v10342 ? x[v10348 + e] : bfloat(0);
         }
-        const uint v10362 = v63 + v10769;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v10362 = v63 + v10769;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10363 = v10362 < v44;
         const uint v10364 = v10225 + v10773;
         const bool v10365 = v10364 < v18;
         const bool v10366 = v10363 && v10365;
-        const uint v10368 = v10362 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v10368 = v10362 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v10370 = v10368 + v10225;
         const uint v10371 = v10370 + v10773;
         const uint v10372 = v10366 ? v10371 : 0u;
-        const uint v10375 = v10231 + v10786;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v10375 = v10231 + v10786;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v10376 = v10375 + v10773;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v10376 + e] = v10366 ? x[v10372 + e] : bfloat(0);
         }
-        const uint v10386 = v63 + v10793;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v10386 = v63 + v10793;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10387 = v10386 < v44;
         const uint v10388 = v10225 + v10797;
         const bool v10389 = v10388 < v18;
         const bool v10390 = v10387 && v10389;
-        const uint v10392 = v10386 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v10392 = v10386 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v10394 = v10392 + v10225;
         const uint v10395 = v10394 + v10797;
         const uint v10396 = v10390 ? v10395 : 0u;
-        const uint v10399 = v10231 + v10810;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v10399 = v10231 + v10810;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v10400 = v10399 + v10797;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v10400 + e] = v10390 ? x[v10396 + e] : bfloat(0);
         }
-        const uint v10410 = v63 + v10817;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v10410 = v63 + v10817;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v10411 = v10410 < v44;
         const uint v10412 = v10225 + v10821;
         const bool v10413 = v10412 < v18;
         const bool v10414 = v10411 && v10413;
-        const uint v10416 = v10410 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v10416 = v10410 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v10418 = v10416 + v10225;
         const uint v10419 = v10418 + v10821;
         const uint v10420 = v10414 ? v10419 : 0u;
-        const uint v10423 = v10231 + v10834;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v10423 = v10231 + v10834;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v10424 = v10423 + v10821;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v10424 + e] = v10414 ? x[v10420 + e] : bfloat(0);
@@ -713,132 +713,132 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           shm0[v10642 + e] = v10628 ? x[v10639 + e] : bfloat(0);
         }
       }
-      const uint v10656 = v10225 + v10653;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v10656 = v10225 + v10653;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v10657 = v10656 < v18;
       const bool v10658 = v10655 && v10657;
-      const uint v10662 = v10661 + v10225;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v10662 = v10661 + v10225;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v10663 = v10662 + v10653;
       const uint v10664 = v10658 ? v10663 : v69;
-      const uint v10667 = v10231 + v10666;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v10667 = v10231 + v10666;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v10668 = v10667 + v10653;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v10668 + e] = v10658 ? weight[v10664 + e] : bfloat(0);
       }
-      const uint v10680 = v10225 + v10677;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v10680 = v10225 + v10677;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v10681 = v10680 < v18;
       const bool v10682 = v10679 && v10681;
-      const uint v10686 = v10685 + v10225;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v10686 = v10685 + v10225;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v10687 = v10686 + v10677;
       const uint v10688 = v10682 ? v10687 : v69;
-      const uint v10691 = v10231 + v10690;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v10691 = v10231 + v10690;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v10692 = v10691 + v10677;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v10692 + e] = v10682 ? weight[v10688 + e] : bfloat(0);
       }
-      const uint v10704 = v10225 + v10701;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v10704 = v10225 + v10701;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v10705 = v10704 < v18;
       const bool v10706 = v10703 && v10705;
-      const uint v10710 = v10709 + v10225;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v10710 = v10709 + v10225;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v10711 = v10710 + v10701;
       const uint v10712 = v10706 ? v10711 : v69;
-      const uint v10715 = v10231 + v10714;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v10715 = v10231 + v10714;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v10716 = v10715 + v10701;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v10716 + e] = v10706 ? weight[v10712 + e] : bfloat(0);
       }
-      const uint v10728 = v10225 + v10725;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v10728 = v10225 + v10725;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v10729 = v10728 < v18;
       const bool v10730 = v10727 && v10729;
-      const uint v10734 = v10733 + v10225;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v10734 = v10733 + v10225;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v10735 = v10734 + v10725;
       const uint v10736 = v10730 ? v10735 : v69;
-      const uint v10739 = v10231 + v10738;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v10739 = v10231 + v10738;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v10740 = v10739 + v10725;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v10740 + e] = v10730 ? weight[v10736 + e] : bfloat(0);
       }
-      const uint v10752 = v10225 + v10749;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v10752 = v10225 + v10749;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v10753 = v10752 < v18;
       const bool v10754 = v10751 && v10753;
-      const uint v10758 = v10757 + v10225;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v10758 = v10757 + v10225;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v10759 = v10758 + v10749;
       const uint v10760 = v10754 ? v10759 : v69;
-      const uint v10763 = v10231 + v10762;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v10763 = v10231 + v10762;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v10764 = v10763 + v10749;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v10764 + e] = v10754 ? weight[v10760 + e] : bfloat(0);
       }
-      const uint v10776 = v10225 + v10773;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v10776 = v10225 + v10773;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v10777 = v10776 < v18;
       const bool v10778 = v10775 && v10777;
-      const uint v10782 = v10781 + v10225;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v10782 = v10781 + v10225;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v10783 = v10782 + v10773;
       const uint v10784 = v10778 ? v10783 : v69;
-      const uint v10787 = v10231 + v10786;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v10787 = v10231 + v10786;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v10788 = v10787 + v10773;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v10788 + e] = v10778 ? weight[v10784 + e] : bfloat(0);
       }
-      const uint v10800 = v10225 + v10797;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v10800 = v10225 + v10797;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v10801 = v10800 < v18;
       const bool v10802 = v10799 && v10801;
-      const uint v10806 = v10805 + v10225;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v10806 = v10805 + v10225;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v10807 = v10806 + v10797;
       const uint v10808 = v10802 ? v10807 : v69;
-      const uint v10811 = v10231 + v10810;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v10811 = v10231 + v10810;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v10812 = v10811 + v10797;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v10812 + e] = v10802 ? weight[v10808 + e] : bfloat(0);
       }
-      const uint v10824 = v10225 + v10821;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v10824 = v10225 + v10821;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v10825 = v10824 < v18;
       const bool v10826 = v10823 && v10825;
-      const uint v10830 = v10829 + v10225;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v10830 = v10829 + v10225;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v10831 = v10830 + v10821;
       const uint v10832 = v10826 ? v10831 : v69;
-      const uint v10835 = v10231 + v10834;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v10835 = v10231 + v10834;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v10836 = v10835 + v10821;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v10836 + e] = v10826 ? weight[v10832 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v10845 = v10231 + v10844;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v10845 = v10231 + v10844;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v10845), long(64u));
-      const uint v10851 = v10231 + v10850;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v10851 = v10231 + v10850;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v10851), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v10858 = v10845 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v10858 = v10845 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v10858), long(64u));
-      const uint v10864 = v10851 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v10864 = v10851 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v10864), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v10870 = v10845 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v10870 = v10845 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v10870), long(64u));
-      const uint v10876 = v10851 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v10876 = v10851 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v10876), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v10882 = v10845 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v10882 = v10845 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v276, shm0, long(v10882), long(64u));
-      const uint v10888 = v10851 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v10888 = v10851 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v278, shm1, long(v10888), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
     const uint v967 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (uint v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (uint v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
         const uint v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const uint v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -892,46 +892,46 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
         }
       }
 
-      for (uint v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v1052 = v117; v1052 < 8192u; v1052 += v967) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1054 = v1052 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1056 = v1052 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1057 = v67 + v1054;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v1058 = v1057 < v15;
         const uint v1059 = v966 + v1056;
         const bool v1060 = v1059 < v18;
         const bool v1061 = v1058 && v1060;
         if (v1061) {
-          const uint v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1063 = v1057 * v18;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v1064 = v69 + v1063;
           const uint v1065 = v1064 + v966;
           const uint v1066 = v1065 + v1056;
           const bfloat v1067 = weight[v1066];
-          const uint v1069 = v1054 << 6u;
+          const uint v1069 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v1070 = v1069 + v1056;
           shm1[v1070] = v1067;
         } else {
-          const uint v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1072 = v1054 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v1073 = v1072 + v1056;
           shm1[v1073] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v276, shm0, long(v1080), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1086), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v276, shm0, long(v1094), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1100), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v276, shm0, long(v1106), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1112), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v276, shm0, long(v1118), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v278, shm1, long(v1124), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v276, shm0, long(v1080), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1086), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v276, shm0, long(v1094), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1100), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v276, shm0, long(v1106), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1112), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v276, shm0, long(v1118), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v278, shm1, long(v1124), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v1126 = v63 + v268;
   const uint v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1131 = v1130 == 0u;

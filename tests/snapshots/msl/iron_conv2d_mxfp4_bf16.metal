@@ -139,22 +139,22 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v42 = v41 + 1u;
   const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
   const uint v44 = v43 * v30;
-  const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v47 = iron_gid.y;
   const uint v48 = v47 * v45;
   const uint v49 = v48 + v46;
-  const uint v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v51 = v45 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v53 = v49 / v51;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v54 = v53 << 3u;
-  const uint v56 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v56 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v57 = v56 - v54;
   const uint v58 = min(v57, 8u);
-  const uint v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v60 = v49 % v51;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v61 = v60 % v58;
   const uint v62 = v54 + v61;
   const uint v63 = v62 << 7u;
-  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
   const uint v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:125
   const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
@@ -228,21 +228,21 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v186 = v178 ? v185 : 0u;
   const uint v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
   const uint v189 = v178 ? v188 : 0u;
-  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v194 = v193 << 6u;
-  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v198 = v197 << 6u;
-  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v200, float(0.0f));
-  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v202, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v204, bfloat(bfloat(0.0f)));
   const uint v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:249
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:256
     const uint v7985 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
     const uint v7986 = v7985 << 3u;
     const uint v7987 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
@@ -285,65 +285,65 @@ kernel void iron_conv2d_mxfp4_bf16(
     const uint v8718 = v8713 * v8003;  // kernels/gemm/quant_b.hpp:71
     const uint v8725 = v8713 * v8010;  // kernels/gemm/quant_b.hpp:72
     const uint v8926 = v8696 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8937 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v8943 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v8937 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v8943 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v7750 = 0u; v7750 < v18; v7750 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v7750 = 0u; v7750 < v18; v7750 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v7752 = v7750 >> 5u;
       const uint v7754 = v7752 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7756 = v7754 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v7756 = v7754 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
       if (v85) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v7769 = v7750 + v7986;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7769 = v7750 + v7986;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7770 = v7769 < v18;
         const bool v7771 = v124 && v7770;
-        const uint v7773 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7773 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7775 = v7773 + v7750;
         const uint v7776 = v7775 + v7986;
         const uint v7777 = v7771 ? v7776 : 0u;
-        const uint v7780 = v7756 + v8212;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7780 = v7756 + v8212;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7781 = v7780 + v7986;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7781 + e] = v7771 ? x[v7777 + e] : bfloat(0);
         }
-        const uint v7791 = v63 + v8220;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7791 = v63 + v8220;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7792 = v7791 < v44;
         const uint v7793 = v7750 + v8224;
         const bool v7794 = v7793 < v18;
         const bool v7795 = v7792 && v7794;
-        const uint v7797 = v7791 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7797 = v7791 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7799 = v7797 + v7750;
         const uint v7800 = v7799 + v8224;
         const uint v7801 = v7795 ? v7800 : 0u;
-        const uint v7804 = v7756 + v8450;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7804 = v7756 + v8450;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7805 = v7804 + v8224;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7805 + e] = v7795 ? x[v7801 + e] : bfloat(0);
         }
-        const uint v7815 = v63 + v8458;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7815 = v63 + v8458;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7816 = v7815 < v44;
         const uint v7817 = v7750 + v8462;
         const bool v7818 = v7817 < v18;
         const bool v7819 = v7816 && v7818;
-        const uint v7821 = v7815 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7821 = v7815 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7823 = v7821 + v7750;
         const uint v7824 = v7823 + v8462;
         const uint v7825 = v7819 ? v7824 : 0u;
-        const uint v7828 = v7756 + v8688;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7828 = v7756 + v8688;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7829 = v7828 + v8462;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7829 + e] = v7819 ? x[v7825 + e] : bfloat(0);
         }
-        const uint v7839 = v63 + v8696;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v7839 = v63 + v8696;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7840 = v7839 < v44;
         const uint v7841 = v7750 + v8700;
         const bool v7842 = v7841 < v18;
         const bool v7843 = v7840 && v7842;
-        const uint v7845 = v7839 * v18;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v7845 = v7839 * v18;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v7847 = v7845 + v7750;
         const uint v7848 = v7847 + v8700;
         const uint v7849 = v7843 ? v7848 : 0u;
-        const uint v7852 = v7756 + v8926;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7852 = v7756 + v8926;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v7853 = v7852 + v8700;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v7853 + e] = v7843 ? x[v7849 + e] : bfloat(0);
@@ -987,21 +987,21 @@ kernel void iron_conv2d_mxfp4_bf16(
       const uint v8927 = v7756 + v8926;  // kernels/gemm/quant_b.hpp:146
       const uint v8928 = v8927 + v8700;
       *(threadgroup iron_bf16x8*)(shm1 + v8928) = iron_bf16x8{{bfloat4(v8902, v8905, v8908, v8911), bfloat4(v8914, v8917, v8920, v8923)}};
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8938 = v7756 + v8937;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v8938 = v7756 + v8937;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v202, shm0, long(v8938), long(40u));
-      const uint v8944 = v7756 + v8943;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v8944 = v7756 + v8943;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v204, shm1, long(v8944), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v8951 = v8938 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v8951 = v8938 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v202, shm0, long(v8951), long(40u));
-      const uint v8957 = v8944 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v8957 = v8944 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v204, shm1, long(v8957), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
     const uint v1429 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1488 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
@@ -1051,12 +1051,12 @@ kernel void iron_conv2d_mxfp4_bf16(
     const uint v2259 = v2247 * v1544;  // kernels/gemm/quant_b.hpp:72
     const uint v2460 = v2230 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v2462 = v2460 + v2234;
-    const uint v2469 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v2475 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v2483 = v2469 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v2489 = v2475 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v2469 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2475 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2483 = v2469 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2489 = v2475 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v1428 = 0u; v1428 < v18; v1428 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
+    for (uint v1428 = 0u; v1428 < v18; v1428 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
       for (uint v1432 = v115; v1432 < 4096u; v1432 += v1429) {  // kernels/convolution/im2col_a.hpp:155
         const uint v1434 = v1432 >> 5u;  // kernels/convolution/im2col_a.hpp:156
         const uint v1436 = v1432 & 31u;  // kernels/convolution/im2col_a.hpp:157
@@ -1629,17 +1629,17 @@ kernel void iron_conv2d_mxfp4_bf16(
       const float v2456 = v2239 ? v2433 : 0.0f;
       const bfloat v2457 = bfloat(v2456);
       *(threadgroup iron_bf16x8*)(shm1 + v2462) = iron_bf16x8{{bfloat4(v2436, v2439, v2442, v2445), bfloat4(v2448, v2451, v2454, v2457)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v202, shm0, long(v2469), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v204, shm1, long(v2475), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v202, shm0, long(v2483), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v204, shm1, long(v2489), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v202, shm0, long(v2469), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v204, shm1, long(v2475), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v202, shm0, long(v2483), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v204, shm1, long(v2489), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v2490 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v2490 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v2491 = v63 + v194;
   const uint v2492 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
   const uint v2495 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83

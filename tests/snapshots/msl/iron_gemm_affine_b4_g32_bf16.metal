@@ -90,69 +90,69 @@ kernel void iron_gemm_affine_b4_g32_bf16(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:60
   const uint v1 = n;
   const uint v2 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v39, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v2997 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3000 = v2997 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3003 = v2997 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v2997 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3000 = v2997 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3003 = v2997 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3004 = v3003 << 3u;
-    const uint v3005 = v22 + v3000;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3005 = v22 + v3000;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3006 = v3005 < v0;
-    const uint v3011 = v3005 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3017 = v3000 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3022 = v2997 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3024 = v3022 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3027 = v3022 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3011 = v3005 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3017 = v3000 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3022 = v2997 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3024 = v3022 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3027 = v3022 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3028 = v3027 << 3u;
-    const uint v3029 = v22 + v3024;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3029 = v22 + v3024;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3030 = v3029 < v0;
-    const uint v3035 = v3029 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3041 = v3024 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3046 = v2997 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3048 = v3046 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3051 = v3046 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3035 = v3029 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3041 = v3024 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3046 = v2997 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3048 = v3046 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3051 = v3046 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3052 = v3051 << 3u;
-    const uint v3053 = v22 + v3048;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3053 = v22 + v3048;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3054 = v3053 < v0;
-    const uint v3059 = v3053 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3065 = v3048 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3070 = v2997 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3072 = v3070 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3075 = v3070 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3059 = v3053 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3065 = v3048 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3070 = v2997 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3072 = v3070 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3075 = v3070 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3076 = v3075 << 3u;
-    const uint v3077 = v22 + v3072;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3077 = v22 + v3072;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3078 = v3077 < v0;
-    const uint v3083 = v3077 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3089 = v3072 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3083 = v3077 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3089 = v3072 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
     const uint v3103 = v26 + v3000;  // kernels/gemm/quant_b.hpp:137
     const bool v3104 = v3103 < v1;
     const uint v3109 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
@@ -177,54 +177,54 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v3616 = min(v3604, v3113);  // kernels/gemm/quant_b.hpp:138
     const uint v3621 = v3616 * v3119;  // kernels/gemm/quant_b.hpp:35
     const uint v3630 = v3616 * v3128;  // kernels/gemm/quant_b.hpp:38
-    const uint v3769 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v3775 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v3769 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v3775 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2989 = 0u; v2989 < v2; v2989 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v2989 = 0u; v2989 < v2; v2989 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v2991 = v2989 >> 5u;
       const uint v2993 = v2991 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2995 = v2993 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v3007 = v2989 + v3004;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2995 = v2993 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v3007 = v2989 + v3004;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3008 = v3007 < v2;
       const bool v3009 = v3006 && v3008;
-      const uint v3013 = v3011 + v2989;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3013 = v3011 + v2989;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3014 = v3013 + v3004;
       const uint v3015 = v3009 ? v3014 : 0u;
-      const uint v3018 = v2995 + v3017;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3018 = v2995 + v3017;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3019 = v3018 + v3004;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3019 + e] = v3009 ? x[v3015 + e] : bfloat(0);
       }
-      const uint v3031 = v2989 + v3028;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3031 = v2989 + v3028;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3032 = v3031 < v2;
       const bool v3033 = v3030 && v3032;
-      const uint v3037 = v3035 + v2989;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3037 = v3035 + v2989;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3038 = v3037 + v3028;
       const uint v3039 = v3033 ? v3038 : 0u;
-      const uint v3042 = v2995 + v3041;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3042 = v2995 + v3041;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3043 = v3042 + v3028;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3043 + e] = v3033 ? x[v3039 + e] : bfloat(0);
       }
-      const uint v3055 = v2989 + v3052;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3055 = v2989 + v3052;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3056 = v3055 < v2;
       const bool v3057 = v3054 && v3056;
-      const uint v3061 = v3059 + v2989;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3061 = v3059 + v2989;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3062 = v3061 + v3052;
       const uint v3063 = v3057 ? v3062 : 0u;
-      const uint v3066 = v2995 + v3065;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3066 = v2995 + v3065;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3067 = v3066 + v3052;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3067 + e] = v3057 ? x[v3063 + e] : bfloat(0);
       }
-      const uint v3079 = v2989 + v3076;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3079 = v2989 + v3076;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3080 = v3079 < v2;
       const bool v3081 = v3078 && v3080;
-      const uint v3085 = v3083 + v2989;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3085 = v3083 + v2989;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3086 = v3085 + v3076;
       const uint v3087 = v3081 ? v3086 : 0u;
-      const uint v3090 = v2995 + v3089;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3090 = v2995 + v3089;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3091 = v3090 + v3076;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3091 + e] = v3081 ? x[v3087 + e] : bfloat(0);
@@ -533,23 +533,23 @@ kernel void iron_gemm_affine_b4_g32_bf16(
       const float v3754 = v3608 ? v3731 : 0.0f;
       const bfloat v3755 = bfloat(v3754);
       *(threadgroup iron_bf16x8*)(shm1 + v3091) = iron_bf16x8{{bfloat4(v3734, v3737, v3740, v3743), bfloat4(v3746, v3749, v3752, v3755)}};  // kernels/gemm/quant_b.hpp:146
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3770 = v2995 + v3769;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v3770 = v2995 + v3769;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v39, shm0, long(v3770), long(40u));
-      const uint v3776 = v2995 + v3775;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v3776 = v2995 + v3775;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v41, shm1, long(v3776), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v3783 = v3770 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v3783 = v3770 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v39, shm0, long(v3783), long(40u));
-      const uint v3789 = v3776 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v3789 = v3776 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v41, shm1, long(v3789), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v858 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v858 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v859 = iron_tid.x;
     const uint v889 = v859 >> 2u;  // kernels/gemm/quant_b.hpp:135
     const uint v892 = v859 & 3u;  // kernels/gemm/quant_b.hpp:136
@@ -598,30 +598,30 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1421 = v1407 * v919;  // kernels/gemm/quant_b.hpp:38
     const uint v1549 = v1390 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1551 = v1549 + v1394;
-    const uint v1558 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1564 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1572 = v1558 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1578 = v1564 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1558 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1564 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1572 = v1558 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1578 = v1564 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v857 = 0u; v857 < v2; v857 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v861 = v859; v861 < 4096u; v861 += v858) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v863 = v861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v865 = v861 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v866 = v22 + v863;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v857 = 0u; v857 < v2; v857 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v861 = v859; v861 < 4096u; v861 += v858) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v863 = v861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v865 = v861 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v866 = v22 + v863;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v867 = v866 < v0;
         const uint v868 = v857 + v865;
         const bool v869 = v868 < v2;
         const bool v870 = v867 && v869;
         if (v870) {
-          const uint v872 = v866 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v872 = v866 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v874 = v872 + v857;
           const uint v875 = v874 + v865;
           const bfloat v876 = x[v875];
-          const uint v878 = v863 * 40u;
+          const uint v878 = v863 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v879 = v878 + v865;
           shm0[v879] = v876;
         } else {
-          const uint v881 = v863 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v881 = v863 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v882 = v881 + v865;
           shm0[v882] = bfloat(0.0f);
         }
@@ -938,23 +938,23 @@ kernel void iron_gemm_affine_b4_g32_bf16(
       const float v1545 = v1399 ? v1522 : 0.0f;
       const bfloat v1546 = bfloat(v1545);
       *(threadgroup iron_bf16x8*)(shm1 + v1551) = iron_bf16x8{{bfloat4(v1525, v1528, v1531, v1534), bfloat4(v1537, v1540, v1543, v1546)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v39, shm0, long(v1558), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v41, shm1, long(v1564), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v39, shm0, long(v1572), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v41, shm1, long(v1578), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v39, shm0, long(v1558), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v41, shm1, long(v1564), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v39, shm0, long(v1572), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v41, shm1, long(v1578), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1579 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v1579 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v1580 = v22 + v31;
-  const uint v1581 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1581 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1582 = v1580 + v1581;
-  const uint v1583 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1583 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1584 = v1579 + v1583;
-  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1586 = v1584 < v1;
   const bool v1587 = v1585 && v1586;
   if (v1587) {
@@ -964,11 +964,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1591 = v1590 + v1584;
     out[v1591] = v1589;
   }
-  const uint v1592 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1592 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1593 = v1580 + v1592;
-  const uint v1594 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1594 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1595 = v1579 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1597 = v1595 < v1;
   const bool v1598 = v1596 && v1597;
   if (v1598) {
@@ -978,11 +978,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1602 = v1601 + v1595;
     out[v1602] = v1600;
   }
-  const uint v1603 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1603 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1604 = v1580 + v1603;
-  const uint v1605 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1605 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1606 = v1579 + v1605;
-  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1608 = v1606 < v1;
   const bool v1609 = v1607 && v1608;
   if (v1609) {
@@ -992,11 +992,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1613 = v1612 + v1606;
     out[v1613] = v1611;
   }
-  const uint v1614 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1614 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1615 = v1580 + v1614;
-  const uint v1616 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1616 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1617 = v1579 + v1616;
-  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1619 = v1617 < v1;
   const bool v1620 = v1618 && v1619;
   if (v1620) {
@@ -1006,11 +1006,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1624 = v1623 + v1617;
     out[v1624] = v1622;
   }
-  const uint v1625 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1625 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1626 = v1580 + v1625;
-  const uint v1627 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1627 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1628 = v1579 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1630 = v1628 < v1;
   const bool v1631 = v1629 && v1630;
   if (v1631) {
@@ -1020,11 +1020,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1635 = v1634 + v1628;
     out[v1635] = v1633;
   }
-  const uint v1636 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1636 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1637 = v1580 + v1636;
-  const uint v1638 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1638 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1639 = v1579 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -1034,11 +1034,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1646 = v1645 + v1639;
     out[v1646] = v1644;
   }
-  const uint v1647 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1647 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1648 = v1580 + v1647;
-  const uint v1649 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1649 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1650 = v1579 + v1649;
-  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1652 = v1650 < v1;
   const bool v1653 = v1651 && v1652;
   if (v1653) {
@@ -1048,11 +1048,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1657 = v1656 + v1650;
     out[v1657] = v1655;
   }
-  const uint v1658 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1658 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1659 = v1580 + v1658;
-  const uint v1660 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1660 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1661 = v1579 + v1660;
-  const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1663 = v1661 < v1;
   const bool v1664 = v1662 && v1663;
   if (v1664) {
@@ -1062,11 +1062,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1668 = v1667 + v1661;
     out[v1668] = v1666;
   }
-  const uint v1669 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1669 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1670 = v1580 + v1669;
-  const uint v1671 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1671 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1672 = v1579 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1674 = v1672 < v1;
   const bool v1675 = v1673 && v1674;
   if (v1675) {
@@ -1076,11 +1076,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1679 = v1678 + v1672;
     out[v1679] = v1677;
   }
-  const uint v1680 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1680 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1681 = v1580 + v1680;
-  const uint v1682 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1682 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1683 = v1579 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1090,11 +1090,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1690 = v1689 + v1683;
     out[v1690] = v1688;
   }
-  const uint v1691 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1691 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1692 = v1580 + v1691;
-  const uint v1693 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1693 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1694 = v1579 + v1693;
-  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1696 = v1694 < v1;
   const bool v1697 = v1695 && v1696;
   if (v1697) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1701 = v1700 + v1694;
     out[v1701] = v1699;
   }
-  const uint v1702 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1702 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1703 = v1580 + v1702;
-  const uint v1704 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1704 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1705 = v1579 + v1704;
-  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1707 = v1705 < v1;
   const bool v1708 = v1706 && v1707;
   if (v1708) {
@@ -1118,11 +1118,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1712 = v1711 + v1705;
     out[v1712] = v1710;
   }
-  const uint v1713 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1713 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1714 = v1580 + v1713;
-  const uint v1715 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1715 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1716 = v1579 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1718 = v1716 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
@@ -1132,11 +1132,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1723 = v1722 + v1716;
     out[v1723] = v1721;
   }
-  const uint v1724 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1724 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1725 = v1580 + v1724;
-  const uint v1726 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1726 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1727 = v1579 + v1726;
-  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1729 = v1727 < v1;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -1146,11 +1146,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1734 = v1733 + v1727;
     out[v1734] = v1732;
   }
-  const uint v1735 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1735 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1736 = v1580 + v1735;
-  const uint v1737 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1737 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1738 = v1579 + v1737;
-  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1740 = v1738 < v1;
   const bool v1741 = v1739 && v1740;
   if (v1741) {
@@ -1160,11 +1160,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1745 = v1744 + v1738;
     out[v1745] = v1743;
   }
-  const uint v1746 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1746 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1747 = v1580 + v1746;
-  const uint v1748 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1748 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1749 = v1579 + v1748;
-  const bool v1750 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1750 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1751 = v1749 < v1;
   const bool v1752 = v1750 && v1751;
   if (v1752) {
@@ -1174,11 +1174,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1756 = v1755 + v1749;
     out[v1756] = v1754;
   }
-  const uint v1757 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1757 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1758 = v1580 + v1757;
-  const uint v1759 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1759 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1760 = v1579 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1188,11 +1188,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1767 = v1766 + v1760;
     out[v1767] = v1765;
   }
-  const uint v1768 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1768 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1769 = v1580 + v1768;
-  const uint v1770 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1770 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1771 = v1579 + v1770;
-  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1773 = v1771 < v1;
   const bool v1774 = v1772 && v1773;
   if (v1774) {
@@ -1202,11 +1202,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1778 = v1777 + v1771;
     out[v1778] = v1776;
   }
-  const uint v1779 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1779 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1780 = v1580 + v1779;
-  const uint v1781 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1781 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1782 = v1579 + v1781;
-  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1784 = v1782 < v1;
   const bool v1785 = v1783 && v1784;
   if (v1785) {
@@ -1216,11 +1216,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1789 = v1788 + v1782;
     out[v1789] = v1787;
   }
-  const uint v1790 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1790 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1791 = v1580 + v1790;
-  const uint v1792 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1792 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1793 = v1579 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1795 = v1793 < v1;
   const bool v1796 = v1794 && v1795;
   if (v1796) {
@@ -1230,11 +1230,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1800 = v1799 + v1793;
     out[v1800] = v1798;
   }
-  const uint v1801 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1801 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1802 = v1580 + v1801;
-  const uint v1803 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1803 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1804 = v1579 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1806 = v1804 < v1;
   const bool v1807 = v1805 && v1806;
   if (v1807) {
@@ -1244,11 +1244,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1811 = v1810 + v1804;
     out[v1811] = v1809;
   }
-  const uint v1812 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1812 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1813 = v1580 + v1812;
-  const uint v1814 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1814 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1815 = v1579 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1817 = v1815 < v1;
   const bool v1818 = v1816 && v1817;
   if (v1818) {
@@ -1258,11 +1258,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1822 = v1821 + v1815;
     out[v1822] = v1820;
   }
-  const uint v1823 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1823 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1824 = v1580 + v1823;
-  const uint v1825 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1825 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1826 = v1579 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1828 = v1826 < v1;
   const bool v1829 = v1827 && v1828;
   if (v1829) {
@@ -1272,11 +1272,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1833 = v1832 + v1826;
     out[v1833] = v1831;
   }
-  const uint v1834 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1834 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1835 = v1580 + v1834;
-  const uint v1836 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1836 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1837 = v1579 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1839 = v1837 < v1;
   const bool v1840 = v1838 && v1839;
   if (v1840) {
@@ -1286,11 +1286,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1844 = v1843 + v1837;
     out[v1844] = v1842;
   }
-  const uint v1845 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1845 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1846 = v1580 + v1845;
-  const uint v1847 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1847 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1848 = v1579 + v1847;
-  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1850 = v1848 < v1;
   const bool v1851 = v1849 && v1850;
   if (v1851) {
@@ -1300,11 +1300,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1855 = v1854 + v1848;
     out[v1855] = v1853;
   }
-  const uint v1856 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1856 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1857 = v1580 + v1856;
-  const uint v1858 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1858 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1859 = v1579 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1861 = v1859 < v1;
   const bool v1862 = v1860 && v1861;
   if (v1862) {
@@ -1314,11 +1314,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1866 = v1865 + v1859;
     out[v1866] = v1864;
   }
-  const uint v1867 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1867 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1868 = v1580 + v1867;
-  const uint v1869 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1869 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1870 = v1579 + v1869;
-  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1872 = v1870 < v1;
   const bool v1873 = v1871 && v1872;
   if (v1873) {
@@ -1328,11 +1328,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1877 = v1876 + v1870;
     out[v1877] = v1875;
   }
-  const uint v1878 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1878 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1879 = v1580 + v1878;
-  const uint v1880 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1880 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1881 = v1579 + v1880;
-  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1883 = v1881 < v1;
   const bool v1884 = v1882 && v1883;
   if (v1884) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1888 = v1887 + v1881;
     out[v1888] = v1886;
   }
-  const uint v1889 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1889 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1890 = v1580 + v1889;
-  const uint v1891 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1891 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1892 = v1579 + v1891;
-  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1894 = v1892 < v1;
   const bool v1895 = v1893 && v1894;
   if (v1895) {
@@ -1356,11 +1356,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1899 = v1898 + v1892;
     out[v1899] = v1897;
   }
-  const uint v1900 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1900 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1901 = v1580 + v1900;
-  const uint v1902 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1902 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1903 = v1579 + v1902;
-  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1370,11 +1370,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1910 = v1909 + v1903;
     out[v1910] = v1908;
   }
-  const uint v1911 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1911 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1912 = v1580 + v1911;
-  const uint v1913 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1913 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1914 = v1579 + v1913;
-  const bool v1915 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1915 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1916 = v1914 < v1;
   const bool v1917 = v1915 && v1916;
   if (v1917) {
@@ -1384,11 +1384,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1921 = v1920 + v1914;
     out[v1921] = v1919;
   }
-  const uint v1922 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1922 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1923 = v1580 + v1922;
-  const uint v1924 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1924 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1925 = v1579 + v1924;
-  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1927 = v1925 < v1;
   const bool v1928 = v1926 && v1927;
   if (v1928) {
@@ -1398,11 +1398,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1932 = v1931 + v1925;
     out[v1932] = v1930;
   }
-  const uint v1933 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1933 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1934 = v1580 + v1933;
-  const uint v1935 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1935 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1936 = v1579 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1938 = v1936 < v1;
   const bool v1939 = v1937 && v1938;
   if (v1939) {
@@ -1412,11 +1412,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1943 = v1942 + v1936;
     out[v1943] = v1941;
   }
-  const uint v1944 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1944 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1945 = v1580 + v1944;
-  const uint v1946 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1946 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1947 = v1579 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -1426,11 +1426,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1954 = v1953 + v1947;
     out[v1954] = v1952;
   }
-  const uint v1955 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1955 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1956 = v1580 + v1955;
-  const uint v1957 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1957 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1958 = v1579 + v1957;
-  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1960 = v1958 < v1;
   const bool v1961 = v1959 && v1960;
   if (v1961) {
@@ -1440,11 +1440,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1965 = v1964 + v1958;
     out[v1965] = v1963;
   }
-  const uint v1966 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1966 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1967 = v1580 + v1966;
-  const uint v1968 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1968 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1969 = v1579 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -1454,11 +1454,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1976 = v1975 + v1969;
     out[v1976] = v1974;
   }
-  const uint v1977 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1977 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1978 = v1580 + v1977;
-  const uint v1979 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1979 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1980 = v1579 + v1979;
-  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1982 = v1980 < v1;
   const bool v1983 = v1981 && v1982;
   if (v1983) {
@@ -1468,11 +1468,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1987 = v1986 + v1980;
     out[v1987] = v1985;
   }
-  const uint v1988 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1988 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1989 = v1580 + v1988;
-  const uint v1990 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1990 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1991 = v1579 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1993 = v1991 < v1;
   const bool v1994 = v1992 && v1993;
   if (v1994) {
@@ -1482,11 +1482,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1998 = v1997 + v1991;
     out[v1998] = v1996;
   }
-  const uint v1999 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1999 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2000 = v1580 + v1999;
-  const uint v2001 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2001 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2002 = v1579 + v2001;
-  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2004 = v2002 < v1;
   const bool v2005 = v2003 && v2004;
   if (v2005) {
@@ -1496,11 +1496,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2009 = v2008 + v2002;
     out[v2009] = v2007;
   }
-  const uint v2010 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2010 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2011 = v1580 + v2010;
-  const uint v2012 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2012 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2013 = v1579 + v2012;
-  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2015 = v2013 < v1;
   const bool v2016 = v2014 && v2015;
   if (v2016) {
@@ -1510,11 +1510,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2020 = v2019 + v2013;
     out[v2020] = v2018;
   }
-  const uint v2021 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2021 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2022 = v1580 + v2021;
-  const uint v2023 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2023 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2024 = v1579 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2026 = v2024 < v1;
   const bool v2027 = v2025 && v2026;
   if (v2027) {
@@ -1524,11 +1524,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2031 = v2030 + v2024;
     out[v2031] = v2029;
   }
-  const uint v2032 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2032 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2033 = v1580 + v2032;
-  const uint v2034 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2034 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2035 = v1579 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -1538,11 +1538,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2042 = v2041 + v2035;
     out[v2042] = v2040;
   }
-  const uint v2043 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2043 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2044 = v1580 + v2043;
-  const uint v2045 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2045 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2046 = v1579 + v2045;
-  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2048 = v2046 < v1;
   const bool v2049 = v2047 && v2048;
   if (v2049) {
@@ -1552,11 +1552,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2053 = v2052 + v2046;
     out[v2053] = v2051;
   }
-  const uint v2054 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2054 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2055 = v1580 + v2054;
-  const uint v2056 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2056 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2057 = v1579 + v2056;
-  const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2059 = v2057 < v1;
   const bool v2060 = v2058 && v2059;
   if (v2060) {
@@ -1566,11 +1566,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2064 = v2063 + v2057;
     out[v2064] = v2062;
   }
-  const uint v2065 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2065 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2066 = v1580 + v2065;
-  const uint v2067 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2067 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2068 = v1579 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2070 = v2068 < v1;
   const bool v2071 = v2069 && v2070;
   if (v2071) {
@@ -1580,11 +1580,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2075 = v2074 + v2068;
     out[v2075] = v2073;
   }
-  const uint v2076 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2076 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2077 = v1580 + v2076;
-  const uint v2078 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2078 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2079 = v1579 + v2078;
-  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2081 = v2079 < v1;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -1594,11 +1594,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2086 = v2085 + v2079;
     out[v2086] = v2084;
   }
-  const uint v2087 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2087 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2088 = v1580 + v2087;
-  const uint v2089 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2089 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2090 = v1579 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
@@ -1608,11 +1608,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2097 = v2096 + v2090;
     out[v2097] = v2095;
   }
-  const uint v2098 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2098 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2099 = v1580 + v2098;
-  const uint v2100 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2100 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2101 = v1579 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2103 = v2101 < v1;
   const bool v2104 = v2102 && v2103;
   if (v2104) {
@@ -1622,11 +1622,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2108 = v2107 + v2101;
     out[v2108] = v2106;
   }
-  const uint v2109 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2109 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2110 = v1580 + v2109;
-  const uint v2111 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2111 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2112 = v1579 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2114 = v2112 < v1;
   const bool v2115 = v2113 && v2114;
   if (v2115) {
@@ -1636,11 +1636,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2119 = v2118 + v2112;
     out[v2119] = v2117;
   }
-  const uint v2120 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2120 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2121 = v1580 + v2120;
-  const uint v2122 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2122 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2123 = v1579 + v2122;
-  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2125 = v2123 < v1;
   const bool v2126 = v2124 && v2125;
   if (v2126) {
@@ -1650,11 +1650,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2130 = v2129 + v2123;
     out[v2130] = v2128;
   }
-  const uint v2131 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2131 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2132 = v1580 + v2131;
-  const uint v2133 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2133 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2134 = v1579 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2136 = v2134 < v1;
   const bool v2137 = v2135 && v2136;
   if (v2137) {
@@ -1664,11 +1664,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2141 = v2140 + v2134;
     out[v2141] = v2139;
   }
-  const uint v2142 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2142 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2143 = v1580 + v2142;
-  const uint v2144 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2144 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2145 = v1579 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2147 = v2145 < v1;
   const bool v2148 = v2146 && v2147;
   if (v2148) {
@@ -1678,11 +1678,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2152 = v2151 + v2145;
     out[v2152] = v2150;
   }
-  const uint v2153 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2153 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2154 = v1580 + v2153;
-  const uint v2155 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2155 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2156 = v1579 + v2155;
-  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2158 = v2156 < v1;
   const bool v2159 = v2157 && v2158;
   if (v2159) {
@@ -1692,11 +1692,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2163 = v2162 + v2156;
     out[v2163] = v2161;
   }
-  const uint v2164 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2164 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2165 = v1580 + v2164;
-  const uint v2166 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2166 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2167 = v1579 + v2166;
-  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2169 = v2167 < v1;
   const bool v2170 = v2168 && v2169;
   if (v2170) {
@@ -1706,11 +1706,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2174 = v2173 + v2167;
     out[v2174] = v2172;
   }
-  const uint v2175 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2175 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2176 = v1580 + v2175;
-  const uint v2177 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2177 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2178 = v1579 + v2177;
-  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2180 = v2178 < v1;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -1720,11 +1720,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2185 = v2184 + v2178;
     out[v2185] = v2183;
   }
-  const uint v2186 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2186 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2187 = v1580 + v2186;
-  const uint v2188 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2188 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2189 = v1579 + v2188;
-  const bool v2190 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2190 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2191 = v2189 < v1;
   const bool v2192 = v2190 && v2191;
   if (v2192) {
@@ -1734,11 +1734,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2196 = v2195 + v2189;
     out[v2196] = v2194;
   }
-  const uint v2197 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2197 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2198 = v1580 + v2197;
-  const uint v2199 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2199 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2200 = v1579 + v2199;
-  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2202 = v2200 < v1;
   const bool v2203 = v2201 && v2202;
   if (v2203) {
@@ -1748,11 +1748,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2207 = v2206 + v2200;
     out[v2207] = v2205;
   }
-  const uint v2208 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2208 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2209 = v1580 + v2208;
-  const uint v2210 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2210 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2211 = v1579 + v2210;
-  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2213 = v2211 < v1;
   const bool v2214 = v2212 && v2213;
   if (v2214) {
@@ -1762,11 +1762,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2218 = v2217 + v2211;
     out[v2218] = v2216;
   }
-  const uint v2219 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2219 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2220 = v1580 + v2219;
-  const uint v2221 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2221 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2222 = v1579 + v2221;
-  const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2224 = v2222 < v1;
   const bool v2225 = v2223 && v2224;
   if (v2225) {
@@ -1776,11 +1776,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2229 = v2228 + v2222;
     out[v2229] = v2227;
   }
-  const uint v2230 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2230 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2231 = v1580 + v2230;
-  const uint v2232 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2232 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2233 = v1579 + v2232;
-  const bool v2234 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2234 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2235 = v2233 < v1;
   const bool v2236 = v2234 && v2235;
   if (v2236) {
@@ -1790,11 +1790,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2240 = v2239 + v2233;
     out[v2240] = v2238;
   }
-  const uint v2241 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2241 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2242 = v1580 + v2241;
-  const uint v2243 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2243 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2244 = v1579 + v2243;
-  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2246 = v2244 < v1;
   const bool v2247 = v2245 && v2246;
   if (v2247) {
@@ -1804,11 +1804,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2251 = v2250 + v2244;
     out[v2251] = v2249;
   }
-  const uint v2252 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2252 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2253 = v1580 + v2252;
-  const uint v2254 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2254 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2255 = v1579 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -1818,11 +1818,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2262 = v2261 + v2255;
     out[v2262] = v2260;
   }
-  const uint v2263 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2263 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2264 = v1580 + v2263;
-  const uint v2265 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2265 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2266 = v1579 + v2265;
-  const bool v2267 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2267 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2268 = v2266 < v1;
   const bool v2269 = v2267 && v2268;
   if (v2269) {
@@ -1832,11 +1832,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2273 = v2272 + v2266;
     out[v2273] = v2271;
   }
-  const uint v2274 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2274 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2275 = v1580 + v2274;
-  const uint v2276 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2276 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2277 = v1579 + v2276;
-  const bool v2278 = v2275 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2278 = v2275 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2279 = v2277 < v1;
   const bool v2280 = v2278 && v2279;
   if (v2280) {
@@ -1846,11 +1846,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2284 = v2283 + v2277;
     out[v2284] = v2282;
   }
-  const uint v2285 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2285 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2286 = v1580 + v2285;
-  const uint v2287 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2287 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2288 = v1579 + v2287;
-  const bool v2289 = v2286 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2289 = v2286 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2290 = v2288 < v1;
   const bool v2291 = v2289 && v2290;
   if (v2291) {
@@ -1860,11 +1860,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2295 = v2294 + v2288;
     out[v2295] = v2293;
   }
-  const uint v2296 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2296 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2297 = v1580 + v2296;
-  const uint v2298 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2298 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2299 = v1579 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -1874,11 +1874,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2306 = v2305 + v2299;
     out[v2306] = v2304;
   }
-  const uint v2307 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2307 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2308 = v1580 + v2307;
-  const uint v2309 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2309 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2310 = v1579 + v2309;
-  const bool v2311 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2311 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2312 = v2310 < v1;
   const bool v2313 = v2311 && v2312;
   if (v2313) {
@@ -1888,11 +1888,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2317 = v2316 + v2310;
     out[v2317] = v2315;
   }
-  const uint v2318 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2318 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2319 = v1580 + v2318;
-  const uint v2320 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2320 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2321 = v1579 + v2320;
-  const bool v2322 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2322 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2323 = v2321 < v1;
   const bool v2324 = v2322 && v2323;
   if (v2324) {
@@ -1902,11 +1902,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2328 = v2327 + v2321;
     out[v2328] = v2326;
   }
-  const uint v2329 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2329 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2330 = v1580 + v2329;
-  const uint v2331 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2331 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2332 = v1579 + v2331;
-  const bool v2333 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2333 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2334 = v2332 < v1;
   const bool v2335 = v2333 && v2334;
   if (v2335) {
@@ -1916,11 +1916,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2339 = v2338 + v2332;
     out[v2339] = v2337;
   }
-  const uint v2340 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2340 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2341 = v1580 + v2340;
-  const uint v2342 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2342 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2343 = v1579 + v2342;
-  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2345 = v2343 < v1;
   const bool v2346 = v2344 && v2345;
   if (v2346) {
@@ -1930,11 +1930,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2350 = v2349 + v2343;
     out[v2350] = v2348;
   }
-  const uint v2351 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2351 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2352 = v1580 + v2351;
-  const uint v2353 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2353 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2354 = v1579 + v2353;
-  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2356 = v2354 < v1;
   const bool v2357 = v2355 && v2356;
   if (v2357) {
@@ -1944,11 +1944,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2361 = v2360 + v2354;
     out[v2361] = v2359;
   }
-  const uint v2362 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2362 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2363 = v1580 + v2362;
-  const uint v2364 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2364 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2365 = v1579 + v2364;
-  const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2367 = v2365 < v1;
   const bool v2368 = v2366 && v2367;
   if (v2368) {
@@ -1958,11 +1958,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2372 = v2371 + v2365;
     out[v2372] = v2370;
   }
-  const uint v2373 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2373 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2374 = v1580 + v2373;
-  const uint v2375 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2375 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2376 = v1579 + v2375;
-  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2378 = v2376 < v1;
   const bool v2379 = v2377 && v2378;
   if (v2379) {
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2383 = v2382 + v2376;
     out[v2383] = v2381;
   }
-  const uint v2384 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2384 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2385 = v1580 + v2384;
-  const uint v2386 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2386 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2387 = v1579 + v2386;
-  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2389 = v2387 < v1;
   const bool v2390 = v2388 && v2389;
   if (v2390) {
@@ -1986,11 +1986,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2394 = v2393 + v2387;
     out[v2394] = v2392;
   }
-  const uint v2395 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2395 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2396 = v1580 + v2395;
-  const uint v2397 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2397 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2398 = v1579 + v2397;
-  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2400 = v2398 < v1;
   const bool v2401 = v2399 && v2400;
   if (v2401) {
@@ -2000,11 +2000,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2405 = v2404 + v2398;
     out[v2405] = v2403;
   }
-  const uint v2406 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2406 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2407 = v1580 + v2406;
-  const uint v2408 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2408 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2409 = v1579 + v2408;
-  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2411 = v2409 < v1;
   const bool v2412 = v2410 && v2411;
   if (v2412) {
@@ -2014,11 +2014,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2416 = v2415 + v2409;
     out[v2416] = v2414;
   }
-  const uint v2417 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2417 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2418 = v1580 + v2417;
-  const uint v2419 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2419 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2420 = v1579 + v2419;
-  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2422 = v2420 < v1;
   const bool v2423 = v2421 && v2422;
   if (v2423) {
@@ -2028,11 +2028,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2427 = v2426 + v2420;
     out[v2427] = v2425;
   }
-  const uint v2428 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2428 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2429 = v1580 + v2428;
-  const uint v2430 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2430 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2431 = v1579 + v2430;
-  const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2433 = v2431 < v1;
   const bool v2434 = v2432 && v2433;
   if (v2434) {
@@ -2042,11 +2042,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2438 = v2437 + v2431;
     out[v2438] = v2436;
   }
-  const uint v2439 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2439 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2440 = v1580 + v2439;
-  const uint v2441 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2441 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2442 = v1579 + v2441;
-  const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2444 = v2442 < v1;
   const bool v2445 = v2443 && v2444;
   if (v2445) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2449 = v2448 + v2442;
     out[v2449] = v2447;
   }
-  const uint v2450 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2450 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2451 = v1580 + v2450;
-  const uint v2452 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2452 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2453 = v1579 + v2452;
-  const bool v2454 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2454 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2455 = v2453 < v1;
   const bool v2456 = v2454 && v2455;
   if (v2456) {
@@ -2070,11 +2070,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2460 = v2459 + v2453;
     out[v2460] = v2458;
   }
-  const uint v2461 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2461 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2462 = v1580 + v2461;
-  const uint v2463 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2463 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2464 = v1579 + v2463;
-  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2466 = v2464 < v1;
   const bool v2467 = v2465 && v2466;
   if (v2467) {
@@ -2084,11 +2084,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2471 = v2470 + v2464;
     out[v2471] = v2469;
   }
-  const uint v2472 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2472 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2473 = v1580 + v2472;
-  const uint v2474 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2474 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2475 = v1579 + v2474;
-  const bool v2476 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2476 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2477 = v2475 < v1;
   const bool v2478 = v2476 && v2477;
   if (v2478) {
@@ -2098,11 +2098,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2482 = v2481 + v2475;
     out[v2482] = v2480;
   }
-  const uint v2483 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2483 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2484 = v1580 + v2483;
-  const uint v2485 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2485 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2486 = v1579 + v2485;
-  const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2488 = v2486 < v1;
   const bool v2489 = v2487 && v2488;
   if (v2489) {
@@ -2112,11 +2112,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2493 = v2492 + v2486;
     out[v2493] = v2491;
   }
-  const uint v2494 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2494 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2495 = v1580 + v2494;
-  const uint v2496 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2496 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2497 = v1579 + v2496;
-  const bool v2498 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2498 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2499 = v2497 < v1;
   const bool v2500 = v2498 && v2499;
   if (v2500) {
@@ -2126,11 +2126,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2504 = v2503 + v2497;
     out[v2504] = v2502;
   }
-  const uint v2505 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2505 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2506 = v1580 + v2505;
-  const uint v2507 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2507 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2508 = v1579 + v2507;
-  const bool v2509 = v2506 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2509 = v2506 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2510 = v2508 < v1;
   const bool v2511 = v2509 && v2510;
   if (v2511) {
@@ -2140,11 +2140,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2515 = v2514 + v2508;
     out[v2515] = v2513;
   }
-  const uint v2516 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2516 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2517 = v1580 + v2516;
-  const uint v2518 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2518 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2519 = v1579 + v2518;
-  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2521 = v2519 < v1;
   const bool v2522 = v2520 && v2521;
   if (v2522) {
@@ -2154,11 +2154,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2526 = v2525 + v2519;
     out[v2526] = v2524;
   }
-  const uint v2527 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2527 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2528 = v1580 + v2527;
-  const uint v2529 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2529 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2530 = v1579 + v2529;
-  const bool v2531 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2531 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2532 = v2530 < v1;
   const bool v2533 = v2531 && v2532;
   if (v2533) {
@@ -2168,11 +2168,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2537 = v2536 + v2530;
     out[v2537] = v2535;
   }
-  const uint v2538 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2538 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2539 = v1580 + v2538;
-  const uint v2540 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2540 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2541 = v1579 + v2540;
-  const bool v2542 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2542 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2543 = v2541 < v1;
   const bool v2544 = v2542 && v2543;
   if (v2544) {
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2548 = v2547 + v2541;
     out[v2548] = v2546;
   }
-  const uint v2549 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2549 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2550 = v1580 + v2549;
-  const uint v2551 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2551 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2552 = v1579 + v2551;
-  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2554 = v2552 < v1;
   const bool v2555 = v2553 && v2554;
   if (v2555) {
@@ -2196,11 +2196,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2559 = v2558 + v2552;
     out[v2559] = v2557;
   }
-  const uint v2560 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2560 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2561 = v1580 + v2560;
-  const uint v2562 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2562 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2563 = v1579 + v2562;
-  const bool v2564 = v2561 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2564 = v2561 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2565 = v2563 < v1;
   const bool v2566 = v2564 && v2565;
   if (v2566) {
@@ -2210,11 +2210,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2570 = v2569 + v2563;
     out[v2570] = v2568;
   }
-  const uint v2571 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2571 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2572 = v1580 + v2571;
-  const uint v2573 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2573 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2574 = v1579 + v2573;
-  const bool v2575 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2575 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2576 = v2574 < v1;
   const bool v2577 = v2575 && v2576;
   if (v2577) {
@@ -2224,11 +2224,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2581 = v2580 + v2574;
     out[v2581] = v2579;
   }
-  const uint v2582 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2582 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2583 = v1580 + v2582;
-  const uint v2584 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2584 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2585 = v1579 + v2584;
-  const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2587 = v2585 < v1;
   const bool v2588 = v2586 && v2587;
   if (v2588) {
@@ -2238,11 +2238,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2592 = v2591 + v2585;
     out[v2592] = v2590;
   }
-  const uint v2593 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2593 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2594 = v1580 + v2593;
-  const uint v2595 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2595 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2596 = v1579 + v2595;
-  const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2598 = v2596 < v1;
   const bool v2599 = v2597 && v2598;
   if (v2599) {
@@ -2252,11 +2252,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2603 = v2602 + v2596;
     out[v2603] = v2601;
   }
-  const uint v2604 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2604 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2605 = v1580 + v2604;
-  const uint v2606 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2606 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2607 = v1579 + v2606;
-  const bool v2608 = v2605 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2608 = v2605 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2609 = v2607 < v1;
   const bool v2610 = v2608 && v2609;
   if (v2610) {
@@ -2266,11 +2266,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2614 = v2613 + v2607;
     out[v2614] = v2612;
   }
-  const uint v2615 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2615 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2616 = v1580 + v2615;
-  const uint v2617 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2617 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2618 = v1579 + v2617;
-  const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2620 = v2618 < v1;
   const bool v2621 = v2619 && v2620;
   if (v2621) {
@@ -2280,11 +2280,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2625 = v2624 + v2618;
     out[v2625] = v2623;
   }
-  const uint v2626 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2626 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2627 = v1580 + v2626;
-  const uint v2628 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2628 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2629 = v1579 + v2628;
-  const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2631 = v2629 < v1;
   const bool v2632 = v2630 && v2631;
   if (v2632) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2636 = v2635 + v2629;
     out[v2636] = v2634;
   }
-  const uint v2637 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2637 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2638 = v1580 + v2637;
-  const uint v2639 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2639 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2640 = v1579 + v2639;
-  const bool v2641 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2641 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2642 = v2640 < v1;
   const bool v2643 = v2641 && v2642;
   if (v2643) {
@@ -2308,11 +2308,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2647 = v2646 + v2640;
     out[v2647] = v2645;
   }
-  const uint v2648 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2648 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2649 = v1580 + v2648;
-  const uint v2650 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2650 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2651 = v1579 + v2650;
-  const bool v2652 = v2649 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2652 = v2649 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2653 = v2651 < v1;
   const bool v2654 = v2652 && v2653;
   if (v2654) {
@@ -2322,11 +2322,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2658 = v2657 + v2651;
     out[v2658] = v2656;
   }
-  const uint v2659 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2659 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2660 = v1580 + v2659;
-  const uint v2661 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2661 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2662 = v1579 + v2661;
-  const bool v2663 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2663 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2664 = v2662 < v1;
   const bool v2665 = v2663 && v2664;
   if (v2665) {
@@ -2336,11 +2336,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2669 = v2668 + v2662;
     out[v2669] = v2667;
   }
-  const uint v2670 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2670 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2671 = v1580 + v2670;
-  const uint v2672 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2672 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2673 = v1579 + v2672;
-  const bool v2674 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2674 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2675 = v2673 < v1;
   const bool v2676 = v2674 && v2675;
   if (v2676) {
@@ -2350,11 +2350,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2680 = v2679 + v2673;
     out[v2680] = v2678;
   }
-  const uint v2681 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2681 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2682 = v1580 + v2681;
-  const uint v2683 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2683 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2684 = v1579 + v2683;
-  const bool v2685 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2685 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2686 = v2684 < v1;
   const bool v2687 = v2685 && v2686;
   if (v2687) {
@@ -2364,11 +2364,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2691 = v2690 + v2684;
     out[v2691] = v2689;
   }
-  const uint v2692 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2692 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2693 = v1580 + v2692;
-  const uint v2694 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2694 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2695 = v1579 + v2694;
-  const bool v2696 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2696 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2697 = v2695 < v1;
   const bool v2698 = v2696 && v2697;
   if (v2698) {
@@ -2378,11 +2378,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2702 = v2701 + v2695;
     out[v2702] = v2700;
   }
-  const uint v2703 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2703 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2704 = v1580 + v2703;
-  const uint v2705 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2705 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2706 = v1579 + v2705;
-  const bool v2707 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2707 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2708 = v2706 < v1;
   const bool v2709 = v2707 && v2708;
   if (v2709) {
@@ -2392,11 +2392,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2713 = v2712 + v2706;
     out[v2713] = v2711;
   }
-  const uint v2714 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2714 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2715 = v1580 + v2714;
-  const uint v2716 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2716 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2717 = v1579 + v2716;
-  const bool v2718 = v2715 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2718 = v2715 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2719 = v2717 < v1;
   const bool v2720 = v2718 && v2719;
   if (v2720) {
@@ -2406,11 +2406,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2724 = v2723 + v2717;
     out[v2724] = v2722;
   }
-  const uint v2725 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2725 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2726 = v1580 + v2725;
-  const uint v2727 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2727 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2728 = v1579 + v2727;
-  const bool v2729 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2729 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2730 = v2728 < v1;
   const bool v2731 = v2729 && v2730;
   if (v2731) {
@@ -2420,11 +2420,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2735 = v2734 + v2728;
     out[v2735] = v2733;
   }
-  const uint v2736 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2736 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2737 = v1580 + v2736;
-  const uint v2738 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2738 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2739 = v1579 + v2738;
-  const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2741 = v2739 < v1;
   const bool v2742 = v2740 && v2741;
   if (v2742) {
@@ -2434,11 +2434,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2746 = v2745 + v2739;
     out[v2746] = v2744;
   }
-  const uint v2747 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2747 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2748 = v1580 + v2747;
-  const uint v2749 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2749 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2750 = v1579 + v2749;
-  const bool v2751 = v2748 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2751 = v2748 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2752 = v2750 < v1;
   const bool v2753 = v2751 && v2752;
   if (v2753) {
@@ -2448,11 +2448,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2757 = v2756 + v2750;
     out[v2757] = v2755;
   }
-  const uint v2758 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2758 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2759 = v1580 + v2758;
-  const uint v2760 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2760 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2761 = v1579 + v2760;
-  const bool v2762 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2762 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2763 = v2761 < v1;
   const bool v2764 = v2762 && v2763;
   if (v2764) {
@@ -2462,11 +2462,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2768 = v2767 + v2761;
     out[v2768] = v2766;
   }
-  const uint v2769 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2769 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2770 = v1580 + v2769;
-  const uint v2771 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2771 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2772 = v1579 + v2771;
-  const bool v2773 = v2770 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2773 = v2770 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2774 = v2772 < v1;
   const bool v2775 = v2773 && v2774;
   if (v2775) {
@@ -2476,11 +2476,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2779 = v2778 + v2772;
     out[v2779] = v2777;
   }
-  const uint v2780 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2780 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2781 = v1580 + v2780;
-  const uint v2782 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2782 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2783 = v1579 + v2782;
-  const bool v2784 = v2781 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2784 = v2781 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2785 = v2783 < v1;
   const bool v2786 = v2784 && v2785;
   if (v2786) {
@@ -2490,11 +2490,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2790 = v2789 + v2783;
     out[v2790] = v2788;
   }
-  const uint v2791 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2791 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2792 = v1580 + v2791;
-  const uint v2793 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2793 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2794 = v1579 + v2793;
-  const bool v2795 = v2792 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2795 = v2792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2796 = v2794 < v1;
   const bool v2797 = v2795 && v2796;
   if (v2797) {
@@ -2504,11 +2504,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2801 = v2800 + v2794;
     out[v2801] = v2799;
   }
-  const uint v2802 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2802 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2803 = v1580 + v2802;
-  const uint v2804 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2804 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2805 = v1579 + v2804;
-  const bool v2806 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2806 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2807 = v2805 < v1;
   const bool v2808 = v2806 && v2807;
   if (v2808) {
@@ -2518,11 +2518,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2812 = v2811 + v2805;
     out[v2812] = v2810;
   }
-  const uint v2813 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2813 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2814 = v1580 + v2813;
-  const uint v2815 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2815 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2816 = v1579 + v2815;
-  const bool v2817 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2817 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2818 = v2816 < v1;
   const bool v2819 = v2817 && v2818;
   if (v2819) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2823 = v2822 + v2816;
     out[v2823] = v2821;
   }
-  const uint v2824 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2824 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2825 = v1580 + v2824;
-  const uint v2826 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2826 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2827 = v1579 + v2826;
-  const bool v2828 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2828 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2829 = v2827 < v1;
   const bool v2830 = v2828 && v2829;
   if (v2830) {
@@ -2546,11 +2546,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2834 = v2833 + v2827;
     out[v2834] = v2832;
   }
-  const uint v2835 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2835 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2836 = v1580 + v2835;
-  const uint v2837 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2837 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2838 = v1579 + v2837;
-  const bool v2839 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2839 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2840 = v2838 < v1;
   const bool v2841 = v2839 && v2840;
   if (v2841) {
@@ -2560,11 +2560,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2845 = v2844 + v2838;
     out[v2845] = v2843;
   }
-  const uint v2846 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2846 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2847 = v1580 + v2846;
-  const uint v2848 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2848 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2849 = v1579 + v2848;
-  const bool v2850 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2850 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2851 = v2849 < v1;
   const bool v2852 = v2850 && v2851;
   if (v2852) {
@@ -2574,11 +2574,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2856 = v2855 + v2849;
     out[v2856] = v2854;
   }
-  const uint v2857 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2857 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2858 = v1580 + v2857;
-  const uint v2859 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2859 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2860 = v1579 + v2859;
-  const bool v2861 = v2858 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2861 = v2858 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2862 = v2860 < v1;
   const bool v2863 = v2861 && v2862;
   if (v2863) {
@@ -2588,11 +2588,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2867 = v2866 + v2860;
     out[v2867] = v2865;
   }
-  const uint v2868 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2868 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2869 = v1580 + v2868;
-  const uint v2870 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2870 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2871 = v1579 + v2870;
-  const bool v2872 = v2869 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2872 = v2869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2873 = v2871 < v1;
   const bool v2874 = v2872 && v2873;
   if (v2874) {
@@ -2602,11 +2602,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2878 = v2877 + v2871;
     out[v2878] = v2876;
   }
-  const uint v2879 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2879 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2880 = v1580 + v2879;
-  const uint v2881 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2881 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2882 = v1579 + v2881;
-  const bool v2883 = v2880 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2883 = v2880 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2884 = v2882 < v1;
   const bool v2885 = v2883 && v2884;
   if (v2885) {
@@ -2616,11 +2616,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2889 = v2888 + v2882;
     out[v2889] = v2887;
   }
-  const uint v2890 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2890 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2891 = v1580 + v2890;
-  const uint v2892 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2892 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2893 = v1579 + v2892;
-  const bool v2894 = v2891 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2894 = v2891 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2895 = v2893 < v1;
   const bool v2896 = v2894 && v2895;
   if (v2896) {
@@ -2630,11 +2630,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2900 = v2899 + v2893;
     out[v2900] = v2898;
   }
-  const uint v2901 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2901 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2902 = v1580 + v2901;
-  const uint v2903 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2903 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2904 = v1579 + v2903;
-  const bool v2905 = v2902 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2905 = v2902 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2906 = v2904 < v1;
   const bool v2907 = v2905 && v2906;
   if (v2907) {
@@ -2644,11 +2644,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2911 = v2910 + v2904;
     out[v2911] = v2909;
   }
-  const uint v2912 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2912 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2913 = v1580 + v2912;
-  const uint v2914 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2914 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2915 = v1579 + v2914;
-  const bool v2916 = v2913 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2916 = v2913 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2917 = v2915 < v1;
   const bool v2918 = v2916 && v2917;
   if (v2918) {
@@ -2658,11 +2658,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2922 = v2921 + v2915;
     out[v2922] = v2920;
   }
-  const uint v2923 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2923 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2924 = v1580 + v2923;
-  const uint v2925 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2925 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2926 = v1579 + v2925;
-  const bool v2927 = v2924 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2927 = v2924 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2928 = v2926 < v1;
   const bool v2929 = v2927 && v2928;
   if (v2929) {
@@ -2672,11 +2672,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2933 = v2932 + v2926;
     out[v2933] = v2931;
   }
-  const uint v2934 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2934 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2935 = v1580 + v2934;
-  const uint v2936 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2936 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2937 = v1579 + v2936;
-  const bool v2938 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2938 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2939 = v2937 < v1;
   const bool v2940 = v2938 && v2939;
   if (v2940) {
@@ -2686,11 +2686,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2944 = v2943 + v2937;
     out[v2944] = v2942;
   }
-  const uint v2945 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2945 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2946 = v1580 + v2945;
-  const uint v2947 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2947 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2948 = v1579 + v2947;
-  const bool v2949 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2949 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2950 = v2948 < v1;
   const bool v2951 = v2949 && v2950;
   if (v2951) {
@@ -2700,11 +2700,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2955 = v2954 + v2948;
     out[v2955] = v2953;
   }
-  const uint v2956 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2956 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2957 = v1580 + v2956;
-  const uint v2958 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2958 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2959 = v1579 + v2958;
-  const bool v2960 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2960 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2961 = v2959 < v1;
   const bool v2962 = v2960 && v2961;
   if (v2962) {
@@ -2714,11 +2714,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2966 = v2965 + v2959;
     out[v2966] = v2964;
   }
-  const uint v2967 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2967 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2968 = v1580 + v2967;
-  const uint v2969 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2969 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2970 = v1579 + v2969;
-  const bool v2971 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2971 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2972 = v2970 < v1;
   const bool v2973 = v2971 && v2972;
   if (v2973) {
@@ -2728,11 +2728,11 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v2977 = v2976 + v2970;
     out[v2977] = v2975;
   }
-  const uint v2978 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2978 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2979 = v1580 + v2978;
-  const uint v2980 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2980 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2981 = v1579 + v2980;
-  const bool v2982 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2982 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2983 = v2981 < v1;
   const bool v2984 = v2982 && v2983;
   if (v2984) {

@@ -90,69 +90,69 @@ kernel void iron_gemm_affine_b8_g32_bf16(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:63
   const uint v1 = n;
   const uint v2 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v39, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v3021 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3024 = v3021 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3027 = v3021 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v3021 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3024 = v3021 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3027 = v3021 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3028 = v3027 << 3u;
-    const uint v3029 = v22 + v3024;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3029 = v22 + v3024;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3030 = v3029 < v0;
-    const uint v3035 = v3029 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3041 = v3024 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3046 = v3021 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3048 = v3046 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3051 = v3046 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3035 = v3029 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3041 = v3024 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3046 = v3021 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3048 = v3046 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3051 = v3046 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3052 = v3051 << 3u;
-    const uint v3053 = v22 + v3048;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3053 = v22 + v3048;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3054 = v3053 < v0;
-    const uint v3059 = v3053 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3065 = v3048 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3070 = v3021 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3072 = v3070 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3075 = v3070 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3059 = v3053 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3065 = v3048 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3070 = v3021 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3072 = v3070 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3075 = v3070 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3076 = v3075 << 3u;
-    const uint v3077 = v22 + v3072;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3077 = v22 + v3072;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3078 = v3077 < v0;
-    const uint v3083 = v3077 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3089 = v3072 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3094 = v3021 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3096 = v3094 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3099 = v3094 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3083 = v3077 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3089 = v3072 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3094 = v3021 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3096 = v3094 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3099 = v3094 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3100 = v3099 << 3u;
-    const uint v3101 = v22 + v3096;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3101 = v22 + v3096;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3102 = v3101 < v0;
-    const uint v3107 = v3101 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3113 = v3096 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3107 = v3101 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3113 = v3096 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
     const uint v3127 = v26 + v3024;  // kernels/gemm/quant_b.hpp:137
     const bool v3128 = v3127 < v1;
     const uint v3133 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
@@ -177,54 +177,54 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v3649 = min(v3637, v3137);  // kernels/gemm/quant_b.hpp:138
     const uint v3654 = v3649 * v3143;  // kernels/gemm/quant_b.hpp:35
     const uint v3666 = v3649 * v3155;  // kernels/gemm/quant_b.hpp:38
-    const uint v3805 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v3811 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v3805 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v3811 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v3013 = 0u; v3013 < v2; v3013 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v3013 = 0u; v3013 < v2; v3013 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v3015 = v3013 >> 5u;
       const uint v3017 = v3015 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3019 = v3017 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v3031 = v3013 + v3028;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3019 = v3017 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v3031 = v3013 + v3028;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3032 = v3031 < v2;
       const bool v3033 = v3030 && v3032;
-      const uint v3037 = v3035 + v3013;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3037 = v3035 + v3013;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3038 = v3037 + v3028;
       const uint v3039 = v3033 ? v3038 : 0u;
-      const uint v3042 = v3019 + v3041;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3042 = v3019 + v3041;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3043 = v3042 + v3028;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3043 + e] = v3033 ? x[v3039 + e] : bfloat(0);
       }
-      const uint v3055 = v3013 + v3052;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3055 = v3013 + v3052;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3056 = v3055 < v2;
       const bool v3057 = v3054 && v3056;
-      const uint v3061 = v3059 + v3013;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3061 = v3059 + v3013;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3062 = v3061 + v3052;
       const uint v3063 = v3057 ? v3062 : 0u;
-      const uint v3066 = v3019 + v3065;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3066 = v3019 + v3065;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3067 = v3066 + v3052;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3067 + e] = v3057 ? x[v3063 + e] : bfloat(0);
       }
-      const uint v3079 = v3013 + v3076;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3079 = v3013 + v3076;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3080 = v3079 < v2;
       const bool v3081 = v3078 && v3080;
-      const uint v3085 = v3083 + v3013;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3085 = v3083 + v3013;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3086 = v3085 + v3076;
       const uint v3087 = v3081 ? v3086 : 0u;
-      const uint v3090 = v3019 + v3089;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3090 = v3019 + v3089;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3091 = v3090 + v3076;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3091 + e] = v3081 ? x[v3087 + e] : bfloat(0);
       }
-      const uint v3103 = v3013 + v3100;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3103 = v3013 + v3100;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3104 = v3103 < v2;
       const bool v3105 = v3102 && v3104;
-      const uint v3109 = v3107 + v3013;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3109 = v3107 + v3013;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3110 = v3109 + v3100;
       const uint v3111 = v3105 ? v3110 : 0u;
-      const uint v3114 = v3019 + v3113;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3114 = v3019 + v3113;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3115 = v3114 + v3100;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3115 + e] = v3105 ? x[v3111 + e] : bfloat(0);
@@ -541,23 +541,23 @@ kernel void iron_gemm_affine_b8_g32_bf16(
       const float v3790 = v3641 ? v3767 : 0.0f;
       const bfloat v3791 = bfloat(v3790);
       *(threadgroup iron_bf16x8*)(shm1 + v3115) = iron_bf16x8{{bfloat4(v3770, v3773, v3776, v3779), bfloat4(v3782, v3785, v3788, v3791)}};  // kernels/gemm/quant_b.hpp:146
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3806 = v3019 + v3805;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v3806 = v3019 + v3805;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v39, shm0, long(v3806), long(40u));
-      const uint v3812 = v3019 + v3811;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v3812 = v3019 + v3811;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v41, shm1, long(v3812), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v3819 = v3806 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v3819 = v3806 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v39, shm0, long(v3819), long(40u));
-      const uint v3825 = v3812 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v3825 = v3812 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v41, shm1, long(v3825), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v870 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v870 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v871 = iron_tid.x;
     const uint v901 = v871 >> 2u;  // kernels/gemm/quant_b.hpp:135
     const uint v904 = v871 & 3u;  // kernels/gemm/quant_b.hpp:136
@@ -606,30 +606,30 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1445 = v1428 * v934;  // kernels/gemm/quant_b.hpp:38
     const uint v1573 = v1411 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1575 = v1573 + v1415;
-    const uint v1582 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1588 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v1596 = v1582 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v1602 = v1588 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1582 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1588 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1596 = v1582 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v1602 = v1588 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v869 = 0u; v869 < v2; v869 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v873 = v871; v873 < 4096u; v873 += v870) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v875 = v873 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v877 = v873 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v878 = v22 + v875;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v869 = 0u; v869 < v2; v869 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v873 = v871; v873 < 4096u; v873 += v870) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v875 = v873 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v877 = v873 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v878 = v22 + v875;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v879 = v878 < v0;
         const uint v880 = v869 + v877;
         const bool v881 = v880 < v2;
         const bool v882 = v879 && v881;
         if (v882) {
-          const uint v884 = v878 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v884 = v878 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v886 = v884 + v869;
           const uint v887 = v886 + v877;
           const bfloat v888 = x[v887];
-          const uint v890 = v875 * 40u;
+          const uint v890 = v875 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v891 = v890 + v877;
           shm0[v891] = v888;
         } else {
-          const uint v893 = v875 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v893 = v875 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v894 = v893 + v877;
           shm0[v894] = bfloat(0.0f);
         }
@@ -954,23 +954,23 @@ kernel void iron_gemm_affine_b8_g32_bf16(
       const float v1569 = v1420 ? v1546 : 0.0f;
       const bfloat v1570 = bfloat(v1569);
       *(threadgroup iron_bf16x8*)(shm1 + v1575) = iron_bf16x8{{bfloat4(v1549, v1552, v1555, v1558), bfloat4(v1561, v1564, v1567, v1570)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v39, shm0, long(v1582), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v41, shm1, long(v1588), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v39, shm0, long(v1596), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v41, shm1, long(v1602), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v39, shm0, long(v1582), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v41, shm1, long(v1588), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v39, shm0, long(v1596), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v41, shm1, long(v1602), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v1603 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v1603 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v1604 = v22 + v31;
-  const uint v1605 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1605 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1606 = v1604 + v1605;
-  const uint v1607 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1607 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1608 = v1603 + v1607;
-  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1610 = v1608 < v1;
   const bool v1611 = v1609 && v1610;
   if (v1611) {
@@ -980,11 +980,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1615 = v1614 + v1608;
     out[v1615] = v1613;
   }
-  const uint v1616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1617 = v1604 + v1616;
-  const uint v1618 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1618 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1619 = v1603 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1621 = v1619 < v1;
   const bool v1622 = v1620 && v1621;
   if (v1622) {
@@ -994,11 +994,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1626 = v1625 + v1619;
     out[v1626] = v1624;
   }
-  const uint v1627 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1627 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1628 = v1604 + v1627;
-  const uint v1629 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1629 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1630 = v1603 + v1629;
-  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1632 = v1630 < v1;
   const bool v1633 = v1631 && v1632;
   if (v1633) {
@@ -1008,11 +1008,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1637 = v1636 + v1630;
     out[v1637] = v1635;
   }
-  const uint v1638 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1638 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1639 = v1604 + v1638;
-  const uint v1640 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1640 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1641 = v1603 + v1640;
-  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1643 = v1641 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
@@ -1022,11 +1022,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1648 = v1647 + v1641;
     out[v1648] = v1646;
   }
-  const uint v1649 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1649 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1650 = v1604 + v1649;
-  const uint v1651 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1651 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1652 = v1603 + v1651;
-  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1654 = v1652 < v1;
   const bool v1655 = v1653 && v1654;
   if (v1655) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1659 = v1658 + v1652;
     out[v1659] = v1657;
   }
-  const uint v1660 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1660 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1661 = v1604 + v1660;
-  const uint v1662 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1662 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1663 = v1603 + v1662;
-  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1665 = v1663 < v1;
   const bool v1666 = v1664 && v1665;
   if (v1666) {
@@ -1050,11 +1050,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1670 = v1669 + v1663;
     out[v1670] = v1668;
   }
-  const uint v1671 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1671 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1672 = v1604 + v1671;
-  const uint v1673 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1673 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1674 = v1603 + v1673;
-  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1676 = v1674 < v1;
   const bool v1677 = v1675 && v1676;
   if (v1677) {
@@ -1064,11 +1064,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1681 = v1680 + v1674;
     out[v1681] = v1679;
   }
-  const uint v1682 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1682 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1683 = v1604 + v1682;
-  const uint v1684 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1684 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1685 = v1603 + v1684;
-  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1687 = v1685 < v1;
   const bool v1688 = v1686 && v1687;
   if (v1688) {
@@ -1078,11 +1078,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1692 = v1691 + v1685;
     out[v1692] = v1690;
   }
-  const uint v1693 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1693 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1694 = v1604 + v1693;
-  const uint v1695 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1695 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1696 = v1603 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1698 = v1696 < v1;
   const bool v1699 = v1697 && v1698;
   if (v1699) {
@@ -1092,11 +1092,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1703 = v1702 + v1696;
     out[v1703] = v1701;
   }
-  const uint v1704 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1704 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1705 = v1604 + v1704;
-  const uint v1706 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1706 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1707 = v1603 + v1706;
-  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1709 = v1707 < v1;
   const bool v1710 = v1708 && v1709;
   if (v1710) {
@@ -1106,11 +1106,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1714 = v1713 + v1707;
     out[v1714] = v1712;
   }
-  const uint v1715 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1715 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1716 = v1604 + v1715;
-  const uint v1717 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1717 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1718 = v1603 + v1717;
-  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1720 = v1718 < v1;
   const bool v1721 = v1719 && v1720;
   if (v1721) {
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1725 = v1724 + v1718;
     out[v1725] = v1723;
   }
-  const uint v1726 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1726 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1727 = v1604 + v1726;
-  const uint v1728 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1728 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1729 = v1603 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -1134,11 +1134,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1736 = v1735 + v1729;
     out[v1736] = v1734;
   }
-  const uint v1737 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1737 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1738 = v1604 + v1737;
-  const uint v1739 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1739 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1740 = v1603 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1742 = v1740 < v1;
   const bool v1743 = v1741 && v1742;
   if (v1743) {
@@ -1148,11 +1148,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1747 = v1746 + v1740;
     out[v1747] = v1745;
   }
-  const uint v1748 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1748 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1749 = v1604 + v1748;
-  const uint v1750 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1750 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1751 = v1603 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -1162,11 +1162,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1758 = v1757 + v1751;
     out[v1758] = v1756;
   }
-  const uint v1759 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1759 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1760 = v1604 + v1759;
-  const uint v1761 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1761 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1762 = v1603 + v1761;
-  const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1764 = v1762 < v1;
   const bool v1765 = v1763 && v1764;
   if (v1765) {
@@ -1176,11 +1176,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1769 = v1768 + v1762;
     out[v1769] = v1767;
   }
-  const uint v1770 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1770 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1771 = v1604 + v1770;
-  const uint v1772 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1772 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1773 = v1603 + v1772;
-  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1775 = v1773 < v1;
   const bool v1776 = v1774 && v1775;
   if (v1776) {
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1780 = v1779 + v1773;
     out[v1780] = v1778;
   }
-  const uint v1781 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1781 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1782 = v1604 + v1781;
-  const uint v1783 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1783 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1784 = v1603 + v1783;
-  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1786 = v1784 < v1;
   const bool v1787 = v1785 && v1786;
   if (v1787) {
@@ -1204,11 +1204,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1791 = v1790 + v1784;
     out[v1791] = v1789;
   }
-  const uint v1792 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1792 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1793 = v1604 + v1792;
-  const uint v1794 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1794 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1795 = v1603 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -1218,11 +1218,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1802 = v1801 + v1795;
     out[v1802] = v1800;
   }
-  const uint v1803 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1803 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1804 = v1604 + v1803;
-  const uint v1805 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1805 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1806 = v1603 + v1805;
-  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1808 = v1806 < v1;
   const bool v1809 = v1807 && v1808;
   if (v1809) {
@@ -1232,11 +1232,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1813 = v1812 + v1806;
     out[v1813] = v1811;
   }
-  const uint v1814 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1814 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1815 = v1604 + v1814;
-  const uint v1816 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1816 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1817 = v1603 + v1816;
-  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1819 = v1817 < v1;
   const bool v1820 = v1818 && v1819;
   if (v1820) {
@@ -1246,11 +1246,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1824 = v1823 + v1817;
     out[v1824] = v1822;
   }
-  const uint v1825 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1825 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1826 = v1604 + v1825;
-  const uint v1827 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1827 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1828 = v1603 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1830 = v1828 < v1;
   const bool v1831 = v1829 && v1830;
   if (v1831) {
@@ -1260,11 +1260,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1835 = v1834 + v1828;
     out[v1835] = v1833;
   }
-  const uint v1836 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1836 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1837 = v1604 + v1836;
-  const uint v1838 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1838 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1839 = v1603 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1841 = v1839 < v1;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1846 = v1845 + v1839;
     out[v1846] = v1844;
   }
-  const uint v1847 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1847 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1848 = v1604 + v1847;
-  const uint v1849 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1849 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1850 = v1603 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1852 = v1850 < v1;
   const bool v1853 = v1851 && v1852;
   if (v1853) {
@@ -1288,11 +1288,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1857 = v1856 + v1850;
     out[v1857] = v1855;
   }
-  const uint v1858 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1858 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1859 = v1604 + v1858;
-  const uint v1860 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1860 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1861 = v1603 + v1860;
-  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1863 = v1861 < v1;
   const bool v1864 = v1862 && v1863;
   if (v1864) {
@@ -1302,11 +1302,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1868 = v1867 + v1861;
     out[v1868] = v1866;
   }
-  const uint v1869 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1869 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1870 = v1604 + v1869;
-  const uint v1871 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1871 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1872 = v1603 + v1871;
-  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1874 = v1872 < v1;
   const bool v1875 = v1873 && v1874;
   if (v1875) {
@@ -1316,11 +1316,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1879 = v1878 + v1872;
     out[v1879] = v1877;
   }
-  const uint v1880 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1880 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1881 = v1604 + v1880;
-  const uint v1882 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1882 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1883 = v1603 + v1882;
-  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1885 = v1883 < v1;
   const bool v1886 = v1884 && v1885;
   if (v1886) {
@@ -1330,11 +1330,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1890 = v1889 + v1883;
     out[v1890] = v1888;
   }
-  const uint v1891 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1891 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1892 = v1604 + v1891;
-  const uint v1893 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1893 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1894 = v1603 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
@@ -1344,11 +1344,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1901 = v1900 + v1894;
     out[v1901] = v1899;
   }
-  const uint v1902 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1902 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1903 = v1604 + v1902;
-  const uint v1904 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1904 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1905 = v1603 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -1358,11 +1358,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1912 = v1911 + v1905;
     out[v1912] = v1910;
   }
-  const uint v1913 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1913 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1914 = v1604 + v1913;
-  const uint v1915 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1915 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1916 = v1603 + v1915;
-  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1918 = v1916 < v1;
   const bool v1919 = v1917 && v1918;
   if (v1919) {
@@ -1372,11 +1372,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1923 = v1922 + v1916;
     out[v1923] = v1921;
   }
-  const uint v1924 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1924 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1925 = v1604 + v1924;
-  const uint v1926 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1926 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1927 = v1603 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1929 = v1927 < v1;
   const bool v1930 = v1928 && v1929;
   if (v1930) {
@@ -1386,11 +1386,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1934 = v1933 + v1927;
     out[v1934] = v1932;
   }
-  const uint v1935 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1935 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1936 = v1604 + v1935;
-  const uint v1937 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1937 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1938 = v1603 + v1937;
-  const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1940 = v1938 < v1;
   const bool v1941 = v1939 && v1940;
   if (v1941) {
@@ -1400,11 +1400,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1945 = v1944 + v1938;
     out[v1945] = v1943;
   }
-  const uint v1946 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1946 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1947 = v1604 + v1946;
-  const uint v1948 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1948 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1949 = v1603 + v1948;
-  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1951 = v1949 < v1;
   const bool v1952 = v1950 && v1951;
   if (v1952) {
@@ -1414,11 +1414,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1956 = v1955 + v1949;
     out[v1956] = v1954;
   }
-  const uint v1957 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1957 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1958 = v1604 + v1957;
-  const uint v1959 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1959 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1960 = v1603 + v1959;
-  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1962 = v1960 < v1;
   const bool v1963 = v1961 && v1962;
   if (v1963) {
@@ -1428,11 +1428,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1967 = v1966 + v1960;
     out[v1967] = v1965;
   }
-  const uint v1968 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1968 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1969 = v1604 + v1968;
-  const uint v1970 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1970 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1971 = v1603 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -1442,11 +1442,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1978 = v1977 + v1971;
     out[v1978] = v1976;
   }
-  const uint v1979 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1979 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1980 = v1604 + v1979;
-  const uint v1981 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1981 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1982 = v1603 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1984 = v1982 < v1;
   const bool v1985 = v1983 && v1984;
   if (v1985) {
@@ -1456,11 +1456,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v1989 = v1988 + v1982;
     out[v1989] = v1987;
   }
-  const uint v1990 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1990 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1991 = v1604 + v1990;
-  const uint v1992 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1992 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1993 = v1603 + v1992;
-  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1995 = v1993 < v1;
   const bool v1996 = v1994 && v1995;
   if (v1996) {
@@ -1470,11 +1470,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2000 = v1999 + v1993;
     out[v2000] = v1998;
   }
-  const uint v2001 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2001 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2002 = v1604 + v2001;
-  const uint v2003 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2003 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2004 = v1603 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2006 = v2004 < v1;
   const bool v2007 = v2005 && v2006;
   if (v2007) {
@@ -1484,11 +1484,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2011 = v2010 + v2004;
     out[v2011] = v2009;
   }
-  const uint v2012 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2012 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2013 = v1604 + v2012;
-  const uint v2014 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2014 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2015 = v1603 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2017 = v2015 < v1;
   const bool v2018 = v2016 && v2017;
   if (v2018) {
@@ -1498,11 +1498,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2022 = v2021 + v2015;
     out[v2022] = v2020;
   }
-  const uint v2023 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2023 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2024 = v1604 + v2023;
-  const uint v2025 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2025 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2026 = v1603 + v2025;
-  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2028 = v2026 < v1;
   const bool v2029 = v2027 && v2028;
   if (v2029) {
@@ -1512,11 +1512,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2033 = v2032 + v2026;
     out[v2033] = v2031;
   }
-  const uint v2034 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2034 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2035 = v1604 + v2034;
-  const uint v2036 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2036 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2037 = v1603 + v2036;
-  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2039 = v2037 < v1;
   const bool v2040 = v2038 && v2039;
   if (v2040) {
@@ -1526,11 +1526,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2044 = v2043 + v2037;
     out[v2044] = v2042;
   }
-  const uint v2045 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2045 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2046 = v1604 + v2045;
-  const uint v2047 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2047 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2048 = v1603 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2050 = v2048 < v1;
   const bool v2051 = v2049 && v2050;
   if (v2051) {
@@ -1540,11 +1540,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2055 = v2054 + v2048;
     out[v2055] = v2053;
   }
-  const uint v2056 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2056 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2057 = v1604 + v2056;
-  const uint v2058 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2058 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2059 = v1603 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -1554,11 +1554,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2066 = v2065 + v2059;
     out[v2066] = v2064;
   }
-  const uint v2067 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2067 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2068 = v1604 + v2067;
-  const uint v2069 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2069 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2070 = v1603 + v2069;
-  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2072 = v2070 < v1;
   const bool v2073 = v2071 && v2072;
   if (v2073) {
@@ -1568,11 +1568,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2077 = v2076 + v2070;
     out[v2077] = v2075;
   }
-  const uint v2078 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2078 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2079 = v1604 + v2078;
-  const uint v2080 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2080 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2081 = v1603 + v2080;
-  const bool v2082 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2082 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2083 = v2081 < v1;
   const bool v2084 = v2082 && v2083;
   if (v2084) {
@@ -1582,11 +1582,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2088 = v2087 + v2081;
     out[v2088] = v2086;
   }
-  const uint v2089 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2089 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2090 = v1604 + v2089;
-  const uint v2091 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2091 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2092 = v1603 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2094 = v2092 < v1;
   const bool v2095 = v2093 && v2094;
   if (v2095) {
@@ -1596,11 +1596,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2099 = v2098 + v2092;
     out[v2099] = v2097;
   }
-  const uint v2100 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2100 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2101 = v1604 + v2100;
-  const uint v2102 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2102 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2103 = v1603 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -1610,11 +1610,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2110 = v2109 + v2103;
     out[v2110] = v2108;
   }
-  const uint v2111 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2111 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2112 = v1604 + v2111;
-  const uint v2113 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2113 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2114 = v1603 + v2113;
-  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2116 = v2114 < v1;
   const bool v2117 = v2115 && v2116;
   if (v2117) {
@@ -1624,11 +1624,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2121 = v2120 + v2114;
     out[v2121] = v2119;
   }
-  const uint v2122 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2122 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2123 = v1604 + v2122;
-  const uint v2124 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2124 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2125 = v1603 + v2124;
-  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2127 = v2125 < v1;
   const bool v2128 = v2126 && v2127;
   if (v2128) {
@@ -1638,11 +1638,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2132 = v2131 + v2125;
     out[v2132] = v2130;
   }
-  const uint v2133 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2133 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2134 = v1604 + v2133;
-  const uint v2135 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2135 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2136 = v1603 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2138 = v2136 < v1;
   const bool v2139 = v2137 && v2138;
   if (v2139) {
@@ -1652,11 +1652,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2143 = v2142 + v2136;
     out[v2143] = v2141;
   }
-  const uint v2144 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2144 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2145 = v1604 + v2144;
-  const uint v2146 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2146 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2147 = v1603 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2149 = v2147 < v1;
   const bool v2150 = v2148 && v2149;
   if (v2150) {
@@ -1666,11 +1666,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2154 = v2153 + v2147;
     out[v2154] = v2152;
   }
-  const uint v2155 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2155 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2156 = v1604 + v2155;
-  const uint v2157 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2157 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2158 = v1603 + v2157;
-  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2160 = v2158 < v1;
   const bool v2161 = v2159 && v2160;
   if (v2161) {
@@ -1680,11 +1680,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2165 = v2164 + v2158;
     out[v2165] = v2163;
   }
-  const uint v2166 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2166 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2167 = v1604 + v2166;
-  const uint v2168 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2168 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2169 = v1603 + v2168;
-  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2171 = v2169 < v1;
   const bool v2172 = v2170 && v2171;
   if (v2172) {
@@ -1694,11 +1694,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2176 = v2175 + v2169;
     out[v2176] = v2174;
   }
-  const uint v2177 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2177 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2178 = v1604 + v2177;
-  const uint v2179 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2179 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2180 = v1603 + v2179;
-  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2182 = v2180 < v1;
   const bool v2183 = v2181 && v2182;
   if (v2183) {
@@ -1708,11 +1708,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2187 = v2186 + v2180;
     out[v2187] = v2185;
   }
-  const uint v2188 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2188 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2189 = v1604 + v2188;
-  const uint v2190 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2190 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2191 = v1603 + v2190;
-  const bool v2192 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2192 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2193 = v2191 < v1;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -1722,11 +1722,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2198 = v2197 + v2191;
     out[v2198] = v2196;
   }
-  const uint v2199 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2199 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2200 = v1604 + v2199;
-  const uint v2201 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2201 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2202 = v1603 + v2201;
-  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2204 = v2202 < v1;
   const bool v2205 = v2203 && v2204;
   if (v2205) {
@@ -1736,11 +1736,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2209 = v2208 + v2202;
     out[v2209] = v2207;
   }
-  const uint v2210 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2210 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2211 = v1604 + v2210;
-  const uint v2212 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2212 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2213 = v1603 + v2212;
-  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2215 = v2213 < v1;
   const bool v2216 = v2214 && v2215;
   if (v2216) {
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2220 = v2219 + v2213;
     out[v2220] = v2218;
   }
-  const uint v2221 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2221 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2222 = v1604 + v2221;
-  const uint v2223 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2223 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2224 = v1603 + v2223;
-  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2226 = v2224 < v1;
   const bool v2227 = v2225 && v2226;
   if (v2227) {
@@ -1764,11 +1764,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2231 = v2230 + v2224;
     out[v2231] = v2229;
   }
-  const uint v2232 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2232 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2233 = v1604 + v2232;
-  const uint v2234 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2234 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2235 = v1603 + v2234;
-  const bool v2236 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2236 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2237 = v2235 < v1;
   const bool v2238 = v2236 && v2237;
   if (v2238) {
@@ -1778,11 +1778,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2242 = v2241 + v2235;
     out[v2242] = v2240;
   }
-  const uint v2243 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2243 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2244 = v1604 + v2243;
-  const uint v2245 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2245 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2246 = v1603 + v2245;
-  const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2248 = v2246 < v1;
   const bool v2249 = v2247 && v2248;
   if (v2249) {
@@ -1792,11 +1792,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2253 = v2252 + v2246;
     out[v2253] = v2251;
   }
-  const uint v2254 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2254 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2255 = v1604 + v2254;
-  const uint v2256 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2256 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2257 = v1603 + v2256;
-  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2259 = v2257 < v1;
   const bool v2260 = v2258 && v2259;
   if (v2260) {
@@ -1806,11 +1806,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2264 = v2263 + v2257;
     out[v2264] = v2262;
   }
-  const uint v2265 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2265 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2266 = v1604 + v2265;
-  const uint v2267 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2267 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2268 = v1603 + v2267;
-  const bool v2269 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2269 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2270 = v2268 < v1;
   const bool v2271 = v2269 && v2270;
   if (v2271) {
@@ -1820,11 +1820,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2275 = v2274 + v2268;
     out[v2275] = v2273;
   }
-  const uint v2276 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2276 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2277 = v1604 + v2276;
-  const uint v2278 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2278 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2279 = v1603 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2281 = v2279 < v1;
   const bool v2282 = v2280 && v2281;
   if (v2282) {
@@ -1834,11 +1834,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2286 = v2285 + v2279;
     out[v2286] = v2284;
   }
-  const uint v2287 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2287 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2288 = v1604 + v2287;
-  const uint v2289 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2289 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2290 = v1603 + v2289;
-  const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2292 = v2290 < v1;
   const bool v2293 = v2291 && v2292;
   if (v2293) {
@@ -1848,11 +1848,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2297 = v2296 + v2290;
     out[v2297] = v2295;
   }
-  const uint v2298 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2298 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2299 = v1604 + v2298;
-  const uint v2300 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2300 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2301 = v1603 + v2300;
-  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2303 = v2301 < v1;
   const bool v2304 = v2302 && v2303;
   if (v2304) {
@@ -1862,11 +1862,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2308 = v2307 + v2301;
     out[v2308] = v2306;
   }
-  const uint v2309 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2309 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2310 = v1604 + v2309;
-  const uint v2311 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2311 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2312 = v1603 + v2311;
-  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2314 = v2312 < v1;
   const bool v2315 = v2313 && v2314;
   if (v2315) {
@@ -1876,11 +1876,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2319 = v2318 + v2312;
     out[v2319] = v2317;
   }
-  const uint v2320 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2320 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2321 = v1604 + v2320;
-  const uint v2322 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2322 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2323 = v1603 + v2322;
-  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2325 = v2323 < v1;
   const bool v2326 = v2324 && v2325;
   if (v2326) {
@@ -1890,11 +1890,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2330 = v2329 + v2323;
     out[v2330] = v2328;
   }
-  const uint v2331 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2331 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2332 = v1604 + v2331;
-  const uint v2333 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2333 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2334 = v1603 + v2333;
-  const bool v2335 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2335 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2336 = v2334 < v1;
   const bool v2337 = v2335 && v2336;
   if (v2337) {
@@ -1904,11 +1904,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2341 = v2340 + v2334;
     out[v2341] = v2339;
   }
-  const uint v2342 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2342 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2343 = v1604 + v2342;
-  const uint v2344 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2344 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2345 = v1603 + v2344;
-  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -1918,11 +1918,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2352 = v2351 + v2345;
     out[v2352] = v2350;
   }
-  const uint v2353 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2353 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2354 = v1604 + v2353;
-  const uint v2355 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2355 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2356 = v1603 + v2355;
-  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2358 = v2356 < v1;
   const bool v2359 = v2357 && v2358;
   if (v2359) {
@@ -1932,11 +1932,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2363 = v2362 + v2356;
     out[v2363] = v2361;
   }
-  const uint v2364 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2364 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2365 = v1604 + v2364;
-  const uint v2366 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2366 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2367 = v1603 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -1946,11 +1946,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2374 = v2373 + v2367;
     out[v2374] = v2372;
   }
-  const uint v2375 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2375 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2376 = v1604 + v2375;
-  const uint v2377 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2377 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2378 = v1603 + v2377;
-  const bool v2379 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2379 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2380 = v2378 < v1;
   const bool v2381 = v2379 && v2380;
   if (v2381) {
@@ -1960,11 +1960,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2385 = v2384 + v2378;
     out[v2385] = v2383;
   }
-  const uint v2386 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2386 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2387 = v1604 + v2386;
-  const uint v2388 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2388 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2389 = v1603 + v2388;
-  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2391 = v2389 < v1;
   const bool v2392 = v2390 && v2391;
   if (v2392) {
@@ -1974,11 +1974,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2396 = v2395 + v2389;
     out[v2396] = v2394;
   }
-  const uint v2397 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2397 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2398 = v1604 + v2397;
-  const uint v2399 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2399 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2400 = v1603 + v2399;
-  const bool v2401 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2401 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2402 = v2400 < v1;
   const bool v2403 = v2401 && v2402;
   if (v2403) {
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2407 = v2406 + v2400;
     out[v2407] = v2405;
   }
-  const uint v2408 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2408 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2409 = v1604 + v2408;
-  const uint v2410 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2410 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2411 = v1603 + v2410;
-  const bool v2412 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2412 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2413 = v2411 < v1;
   const bool v2414 = v2412 && v2413;
   if (v2414) {
@@ -2002,11 +2002,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2418 = v2417 + v2411;
     out[v2418] = v2416;
   }
-  const uint v2419 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2419 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2420 = v1604 + v2419;
-  const uint v2421 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2421 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2422 = v1603 + v2421;
-  const bool v2423 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2423 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2424 = v2422 < v1;
   const bool v2425 = v2423 && v2424;
   if (v2425) {
@@ -2016,11 +2016,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2429 = v2428 + v2422;
     out[v2429] = v2427;
   }
-  const uint v2430 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2430 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2431 = v1604 + v2430;
-  const uint v2432 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2432 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2433 = v1603 + v2432;
-  const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2435 = v2433 < v1;
   const bool v2436 = v2434 && v2435;
   if (v2436) {
@@ -2030,11 +2030,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2440 = v2439 + v2433;
     out[v2440] = v2438;
   }
-  const uint v2441 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2441 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2442 = v1604 + v2441;
-  const uint v2443 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2443 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2444 = v1603 + v2443;
-  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2446 = v2444 < v1;
   const bool v2447 = v2445 && v2446;
   if (v2447) {
@@ -2044,11 +2044,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2451 = v2450 + v2444;
     out[v2451] = v2449;
   }
-  const uint v2452 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2452 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2453 = v1604 + v2452;
-  const uint v2454 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2454 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2455 = v1603 + v2454;
-  const bool v2456 = v2453 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2456 = v2453 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2457 = v2455 < v1;
   const bool v2458 = v2456 && v2457;
   if (v2458) {
@@ -2058,11 +2058,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2462 = v2461 + v2455;
     out[v2462] = v2460;
   }
-  const uint v2463 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2463 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2464 = v1604 + v2463;
-  const uint v2465 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2465 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2466 = v1603 + v2465;
-  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2468 = v2466 < v1;
   const bool v2469 = v2467 && v2468;
   if (v2469) {
@@ -2072,11 +2072,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2473 = v2472 + v2466;
     out[v2473] = v2471;
   }
-  const uint v2474 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2474 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2475 = v1604 + v2474;
-  const uint v2476 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2476 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2477 = v1603 + v2476;
-  const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2479 = v2477 < v1;
   const bool v2480 = v2478 && v2479;
   if (v2480) {
@@ -2086,11 +2086,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2484 = v2483 + v2477;
     out[v2484] = v2482;
   }
-  const uint v2485 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2485 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2486 = v1604 + v2485;
-  const uint v2487 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2487 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2488 = v1603 + v2487;
-  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2490 = v2488 < v1;
   const bool v2491 = v2489 && v2490;
   if (v2491) {
@@ -2100,11 +2100,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2495 = v2494 + v2488;
     out[v2495] = v2493;
   }
-  const uint v2496 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2496 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2497 = v1604 + v2496;
-  const uint v2498 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2498 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2499 = v1603 + v2498;
-  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2501 = v2499 < v1;
   const bool v2502 = v2500 && v2501;
   if (v2502) {
@@ -2114,11 +2114,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2506 = v2505 + v2499;
     out[v2506] = v2504;
   }
-  const uint v2507 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2507 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2508 = v1604 + v2507;
-  const uint v2509 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2509 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2510 = v1603 + v2509;
-  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2512 = v2510 < v1;
   const bool v2513 = v2511 && v2512;
   if (v2513) {
@@ -2128,11 +2128,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2517 = v2516 + v2510;
     out[v2517] = v2515;
   }
-  const uint v2518 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2518 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2519 = v1604 + v2518;
-  const uint v2520 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2520 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2521 = v1603 + v2520;
-  const bool v2522 = v2519 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2522 = v2519 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2523 = v2521 < v1;
   const bool v2524 = v2522 && v2523;
   if (v2524) {
@@ -2142,11 +2142,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2528 = v2527 + v2521;
     out[v2528] = v2526;
   }
-  const uint v2529 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2529 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2530 = v1604 + v2529;
-  const uint v2531 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2531 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2532 = v1603 + v2531;
-  const bool v2533 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2533 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2534 = v2532 < v1;
   const bool v2535 = v2533 && v2534;
   if (v2535) {
@@ -2156,11 +2156,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2539 = v2538 + v2532;
     out[v2539] = v2537;
   }
-  const uint v2540 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2540 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2541 = v1604 + v2540;
-  const uint v2542 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2542 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2543 = v1603 + v2542;
-  const bool v2544 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2544 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2545 = v2543 < v1;
   const bool v2546 = v2544 && v2545;
   if (v2546) {
@@ -2170,11 +2170,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2550 = v2549 + v2543;
     out[v2550] = v2548;
   }
-  const uint v2551 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2551 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2552 = v1604 + v2551;
-  const uint v2553 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2553 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2554 = v1603 + v2553;
-  const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2556 = v2554 < v1;
   const bool v2557 = v2555 && v2556;
   if (v2557) {
@@ -2184,11 +2184,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2561 = v2560 + v2554;
     out[v2561] = v2559;
   }
-  const uint v2562 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2562 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2563 = v1604 + v2562;
-  const uint v2564 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2564 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2565 = v1603 + v2564;
-  const bool v2566 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2566 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2567 = v2565 < v1;
   const bool v2568 = v2566 && v2567;
   if (v2568) {
@@ -2198,11 +2198,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2572 = v2571 + v2565;
     out[v2572] = v2570;
   }
-  const uint v2573 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2573 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2574 = v1604 + v2573;
-  const uint v2575 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2575 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2576 = v1603 + v2575;
-  const bool v2577 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2577 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2578 = v2576 < v1;
   const bool v2579 = v2577 && v2578;
   if (v2579) {
@@ -2212,11 +2212,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2583 = v2582 + v2576;
     out[v2583] = v2581;
   }
-  const uint v2584 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2584 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2585 = v1604 + v2584;
-  const uint v2586 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2586 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2587 = v1603 + v2586;
-  const bool v2588 = v2585 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2588 = v2585 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2589 = v2587 < v1;
   const bool v2590 = v2588 && v2589;
   if (v2590) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2594 = v2593 + v2587;
     out[v2594] = v2592;
   }
-  const uint v2595 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2595 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2596 = v1604 + v2595;
-  const uint v2597 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2597 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2598 = v1603 + v2597;
-  const bool v2599 = v2596 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2599 = v2596 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2600 = v2598 < v1;
   const bool v2601 = v2599 && v2600;
   if (v2601) {
@@ -2240,11 +2240,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2605 = v2604 + v2598;
     out[v2605] = v2603;
   }
-  const uint v2606 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2606 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2607 = v1604 + v2606;
-  const uint v2608 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2608 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2609 = v1603 + v2608;
-  const bool v2610 = v2607 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2610 = v2607 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2611 = v2609 < v1;
   const bool v2612 = v2610 && v2611;
   if (v2612) {
@@ -2254,11 +2254,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2616 = v2615 + v2609;
     out[v2616] = v2614;
   }
-  const uint v2617 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2617 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2618 = v1604 + v2617;
-  const uint v2619 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2619 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2620 = v1603 + v2619;
-  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2622 = v2620 < v1;
   const bool v2623 = v2621 && v2622;
   if (v2623) {
@@ -2268,11 +2268,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2627 = v2626 + v2620;
     out[v2627] = v2625;
   }
-  const uint v2628 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2628 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2629 = v1604 + v2628;
-  const uint v2630 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2630 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2631 = v1603 + v2630;
-  const bool v2632 = v2629 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2632 = v2629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2633 = v2631 < v1;
   const bool v2634 = v2632 && v2633;
   if (v2634) {
@@ -2282,11 +2282,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2638 = v2637 + v2631;
     out[v2638] = v2636;
   }
-  const uint v2639 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2639 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2640 = v1604 + v2639;
-  const uint v2641 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2641 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2642 = v1603 + v2641;
-  const bool v2643 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2643 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2644 = v2642 < v1;
   const bool v2645 = v2643 && v2644;
   if (v2645) {
@@ -2296,11 +2296,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2649 = v2648 + v2642;
     out[v2649] = v2647;
   }
-  const uint v2650 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2650 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2651 = v1604 + v2650;
-  const uint v2652 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2652 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2653 = v1603 + v2652;
-  const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2655 = v2653 < v1;
   const bool v2656 = v2654 && v2655;
   if (v2656) {
@@ -2310,11 +2310,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2660 = v2659 + v2653;
     out[v2660] = v2658;
   }
-  const uint v2661 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2661 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2662 = v1604 + v2661;
-  const uint v2663 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2663 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2664 = v1603 + v2663;
-  const bool v2665 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2665 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2666 = v2664 < v1;
   const bool v2667 = v2665 && v2666;
   if (v2667) {
@@ -2324,11 +2324,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2671 = v2670 + v2664;
     out[v2671] = v2669;
   }
-  const uint v2672 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2672 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2673 = v1604 + v2672;
-  const uint v2674 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2674 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2675 = v1603 + v2674;
-  const bool v2676 = v2673 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2676 = v2673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2677 = v2675 < v1;
   const bool v2678 = v2676 && v2677;
   if (v2678) {
@@ -2338,11 +2338,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2682 = v2681 + v2675;
     out[v2682] = v2680;
   }
-  const uint v2683 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2683 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2684 = v1604 + v2683;
-  const uint v2685 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2685 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2686 = v1603 + v2685;
-  const bool v2687 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2687 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2688 = v2686 < v1;
   const bool v2689 = v2687 && v2688;
   if (v2689) {
@@ -2352,11 +2352,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2693 = v2692 + v2686;
     out[v2693] = v2691;
   }
-  const uint v2694 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2694 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2695 = v1604 + v2694;
-  const uint v2696 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2696 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2697 = v1603 + v2696;
-  const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2699 = v2697 < v1;
   const bool v2700 = v2698 && v2699;
   if (v2700) {
@@ -2366,11 +2366,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2704 = v2703 + v2697;
     out[v2704] = v2702;
   }
-  const uint v2705 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2705 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2706 = v1604 + v2705;
-  const uint v2707 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2707 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2708 = v1603 + v2707;
-  const bool v2709 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2709 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2710 = v2708 < v1;
   const bool v2711 = v2709 && v2710;
   if (v2711) {
@@ -2380,11 +2380,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2715 = v2714 + v2708;
     out[v2715] = v2713;
   }
-  const uint v2716 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2716 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2717 = v1604 + v2716;
-  const uint v2718 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2718 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2719 = v1603 + v2718;
-  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2721 = v2719 < v1;
   const bool v2722 = v2720 && v2721;
   if (v2722) {
@@ -2394,11 +2394,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2726 = v2725 + v2719;
     out[v2726] = v2724;
   }
-  const uint v2727 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2727 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2728 = v1604 + v2727;
-  const uint v2729 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2729 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2730 = v1603 + v2729;
-  const bool v2731 = v2728 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2731 = v2728 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2732 = v2730 < v1;
   const bool v2733 = v2731 && v2732;
   if (v2733) {
@@ -2408,11 +2408,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2737 = v2736 + v2730;
     out[v2737] = v2735;
   }
-  const uint v2738 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2738 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2739 = v1604 + v2738;
-  const uint v2740 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2740 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2741 = v1603 + v2740;
-  const bool v2742 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2742 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2743 = v2741 < v1;
   const bool v2744 = v2742 && v2743;
   if (v2744) {
@@ -2422,11 +2422,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2748 = v2747 + v2741;
     out[v2748] = v2746;
   }
-  const uint v2749 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2749 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2750 = v1604 + v2749;
-  const uint v2751 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2751 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2752 = v1603 + v2751;
-  const bool v2753 = v2750 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2753 = v2750 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2754 = v2752 < v1;
   const bool v2755 = v2753 && v2754;
   if (v2755) {
@@ -2436,11 +2436,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2759 = v2758 + v2752;
     out[v2759] = v2757;
   }
-  const uint v2760 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2760 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2761 = v1604 + v2760;
-  const uint v2762 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2762 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2763 = v1603 + v2762;
-  const bool v2764 = v2761 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2764 = v2761 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2765 = v2763 < v1;
   const bool v2766 = v2764 && v2765;
   if (v2766) {
@@ -2450,11 +2450,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2770 = v2769 + v2763;
     out[v2770] = v2768;
   }
-  const uint v2771 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2771 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2772 = v1604 + v2771;
-  const uint v2773 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2773 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2774 = v1603 + v2773;
-  const bool v2775 = v2772 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2775 = v2772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2776 = v2774 < v1;
   const bool v2777 = v2775 && v2776;
   if (v2777) {
@@ -2464,11 +2464,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2781 = v2780 + v2774;
     out[v2781] = v2779;
   }
-  const uint v2782 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2782 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2783 = v1604 + v2782;
-  const uint v2784 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2784 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2785 = v1603 + v2784;
-  const bool v2786 = v2783 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2786 = v2783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2787 = v2785 < v1;
   const bool v2788 = v2786 && v2787;
   if (v2788) {
@@ -2478,11 +2478,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2792 = v2791 + v2785;
     out[v2792] = v2790;
   }
-  const uint v2793 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2793 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2794 = v1604 + v2793;
-  const uint v2795 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2795 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2796 = v1603 + v2795;
-  const bool v2797 = v2794 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2797 = v2794 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2798 = v2796 < v1;
   const bool v2799 = v2797 && v2798;
   if (v2799) {
@@ -2492,11 +2492,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2803 = v2802 + v2796;
     out[v2803] = v2801;
   }
-  const uint v2804 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2804 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2805 = v1604 + v2804;
-  const uint v2806 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2806 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2807 = v1603 + v2806;
-  const bool v2808 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2808 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2809 = v2807 < v1;
   const bool v2810 = v2808 && v2809;
   if (v2810) {
@@ -2506,11 +2506,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2814 = v2813 + v2807;
     out[v2814] = v2812;
   }
-  const uint v2815 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2815 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2816 = v1604 + v2815;
-  const uint v2817 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2817 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2818 = v1603 + v2817;
-  const bool v2819 = v2816 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2819 = v2816 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2820 = v2818 < v1;
   const bool v2821 = v2819 && v2820;
   if (v2821) {
@@ -2520,11 +2520,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2825 = v2824 + v2818;
     out[v2825] = v2823;
   }
-  const uint v2826 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2826 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2827 = v1604 + v2826;
-  const uint v2828 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2828 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2829 = v1603 + v2828;
-  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2831 = v2829 < v1;
   const bool v2832 = v2830 && v2831;
   if (v2832) {
@@ -2534,11 +2534,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2836 = v2835 + v2829;
     out[v2836] = v2834;
   }
-  const uint v2837 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2837 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2838 = v1604 + v2837;
-  const uint v2839 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2839 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2840 = v1603 + v2839;
-  const bool v2841 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2841 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2842 = v2840 < v1;
   const bool v2843 = v2841 && v2842;
   if (v2843) {
@@ -2548,11 +2548,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2847 = v2846 + v2840;
     out[v2847] = v2845;
   }
-  const uint v2848 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2848 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2849 = v1604 + v2848;
-  const uint v2850 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2850 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2851 = v1603 + v2850;
-  const bool v2852 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2852 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2853 = v2851 < v1;
   const bool v2854 = v2852 && v2853;
   if (v2854) {
@@ -2562,11 +2562,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2858 = v2857 + v2851;
     out[v2858] = v2856;
   }
-  const uint v2859 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2859 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2860 = v1604 + v2859;
-  const uint v2861 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2861 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2862 = v1603 + v2861;
-  const bool v2863 = v2860 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2863 = v2860 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2864 = v2862 < v1;
   const bool v2865 = v2863 && v2864;
   if (v2865) {
@@ -2576,11 +2576,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2869 = v2868 + v2862;
     out[v2869] = v2867;
   }
-  const uint v2870 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2870 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2871 = v1604 + v2870;
-  const uint v2872 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2872 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2873 = v1603 + v2872;
-  const bool v2874 = v2871 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2874 = v2871 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2875 = v2873 < v1;
   const bool v2876 = v2874 && v2875;
   if (v2876) {
@@ -2590,11 +2590,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2880 = v2879 + v2873;
     out[v2880] = v2878;
   }
-  const uint v2881 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2881 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2882 = v1604 + v2881;
-  const uint v2883 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2883 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2884 = v1603 + v2883;
-  const bool v2885 = v2882 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2885 = v2882 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2886 = v2884 < v1;
   const bool v2887 = v2885 && v2886;
   if (v2887) {
@@ -2604,11 +2604,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2891 = v2890 + v2884;
     out[v2891] = v2889;
   }
-  const uint v2892 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2892 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2893 = v1604 + v2892;
-  const uint v2894 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2894 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2895 = v1603 + v2894;
-  const bool v2896 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2896 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2897 = v2895 < v1;
   const bool v2898 = v2896 && v2897;
   if (v2898) {
@@ -2618,11 +2618,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2902 = v2901 + v2895;
     out[v2902] = v2900;
   }
-  const uint v2903 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2903 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2904 = v1604 + v2903;
-  const uint v2905 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2905 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2906 = v1603 + v2905;
-  const bool v2907 = v2904 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2907 = v2904 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2908 = v2906 < v1;
   const bool v2909 = v2907 && v2908;
   if (v2909) {
@@ -2632,11 +2632,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2913 = v2912 + v2906;
     out[v2913] = v2911;
   }
-  const uint v2914 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2914 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2915 = v1604 + v2914;
-  const uint v2916 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2916 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2917 = v1603 + v2916;
-  const bool v2918 = v2915 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2918 = v2915 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2919 = v2917 < v1;
   const bool v2920 = v2918 && v2919;
   if (v2920) {
@@ -2646,11 +2646,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2924 = v2923 + v2917;
     out[v2924] = v2922;
   }
-  const uint v2925 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2925 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2926 = v1604 + v2925;
-  const uint v2927 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2927 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2928 = v1603 + v2927;
-  const bool v2929 = v2926 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2929 = v2926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2930 = v2928 < v1;
   const bool v2931 = v2929 && v2930;
   if (v2931) {
@@ -2660,11 +2660,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2935 = v2934 + v2928;
     out[v2935] = v2933;
   }
-  const uint v2936 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2936 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2937 = v1604 + v2936;
-  const uint v2938 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2938 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2939 = v1603 + v2938;
-  const bool v2940 = v2937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2940 = v2937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2941 = v2939 < v1;
   const bool v2942 = v2940 && v2941;
   if (v2942) {
@@ -2674,11 +2674,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2946 = v2945 + v2939;
     out[v2946] = v2944;
   }
-  const uint v2947 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2947 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2948 = v1604 + v2947;
-  const uint v2949 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2949 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2950 = v1603 + v2949;
-  const bool v2951 = v2948 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2951 = v2948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2952 = v2950 < v1;
   const bool v2953 = v2951 && v2952;
   if (v2953) {
@@ -2688,11 +2688,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2957 = v2956 + v2950;
     out[v2957] = v2955;
   }
-  const uint v2958 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2958 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2959 = v1604 + v2958;
-  const uint v2960 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2960 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2961 = v1603 + v2960;
-  const bool v2962 = v2959 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2962 = v2959 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2963 = v2961 < v1;
   const bool v2964 = v2962 && v2963;
   if (v2964) {
@@ -2702,11 +2702,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2968 = v2967 + v2961;
     out[v2968] = v2966;
   }
-  const uint v2969 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2969 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2970 = v1604 + v2969;
-  const uint v2971 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2971 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2972 = v1603 + v2971;
-  const bool v2973 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2973 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2974 = v2972 < v1;
   const bool v2975 = v2973 && v2974;
   if (v2975) {
@@ -2716,11 +2716,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2979 = v2978 + v2972;
     out[v2979] = v2977;
   }
-  const uint v2980 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2980 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2981 = v1604 + v2980;
-  const uint v2982 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2982 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2983 = v1603 + v2982;
-  const bool v2984 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2984 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2985 = v2983 < v1;
   const bool v2986 = v2984 && v2985;
   if (v2986) {
@@ -2730,11 +2730,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v2990 = v2989 + v2983;
     out[v2990] = v2988;
   }
-  const uint v2991 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2991 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2992 = v1604 + v2991;
-  const uint v2993 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2993 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2994 = v1603 + v2993;
-  const bool v2995 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2995 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2996 = v2994 < v1;
   const bool v2997 = v2995 && v2996;
   if (v2997) {
@@ -2744,11 +2744,11 @@ kernel void iron_gemm_affine_b8_g32_bf16(
     const uint v3001 = v3000 + v2994;
     out[v3001] = v2999;
   }
-  const uint v3002 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3002 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3003 = v1604 + v3002;
-  const uint v3004 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3004 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3005 = v1603 + v3004;
-  const bool v3006 = v3003 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3006 = v3003 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3007 = v3005 < v1;
   const bool v3008 = v3006 && v3007;
   if (v3008) {

@@ -95,475 +95,475 @@ kernel void iron_gemm_batched_kn_bf16(
   const uint v7 = iron_gid.z;  // kernels/gemm/gemm.cpp:100
   const uint v8 = v7 * v4;  // kernels/gemm/gemm.cpp:101
   const uint v9 = v7 * v5;
-  const uint v10 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v10 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v12 = iron_gid.y;
   const uint v13 = v12 * v10;
   const uint v14 = v13 + v11;
-  const uint v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v19 = v18 << 3u;
-  const uint v21 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v21 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v22 = v21 - v19;
   const uint v23 = min(v22, 8u);
-  const uint v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v26 = v25 % v23;
   const uint v27 = v19 + v26;
   const uint v28 = v27 << 7u;
-  const uint v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v32 = v31 << 7u;
-  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v37 = v36 << 6u;
-  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v41 = v40 << 6u;
-  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v43, float(0.0f));
-  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v45, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v47, bfloat(bfloat(0.0f)));
-  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v51 = v50 == 0u;
   const uint v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const uint v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v60 = v59 == 0u;
   const uint v63 = v9 & 7u;
   const bool v64 = v63 == 0u;
   const bool v65 = v60 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:256
   if (v66) {
-    const uint v2404 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2407 = v2404 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2410 = v2404 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2404 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2407 = v2404 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2410 = v2404 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2411 = v2410 << 3u;
-    const uint v2412 = v28 + v2407;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2412 = v28 + v2407;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2413 = v2412 < v1;
-    const uint v2418 = v2412 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2418 = v2412 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2419 = v8 + v2418;
-    const uint v2424 = v2407 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2429 = v2404 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2431 = v2429 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2434 = v2429 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2424 = v2407 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2429 = v2404 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2431 = v2429 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2434 = v2429 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2435 = v2434 << 3u;
-    const uint v2436 = v28 + v2431;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2436 = v28 + v2431;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2437 = v2436 < v1;
-    const uint v2442 = v2436 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2442 = v2436 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2443 = v8 + v2442;
-    const uint v2448 = v2431 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2453 = v2404 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2455 = v2453 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2458 = v2453 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2448 = v2431 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2453 = v2404 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2455 = v2453 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2458 = v2453 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2459 = v2458 << 3u;
-    const uint v2460 = v28 + v2455;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2460 = v28 + v2455;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2461 = v2460 < v1;
-    const uint v2466 = v2460 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2466 = v2460 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2467 = v8 + v2466;
-    const uint v2472 = v2455 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2477 = v2404 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2479 = v2477 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2482 = v2477 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2472 = v2455 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2477 = v2404 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2479 = v2477 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2482 = v2477 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2483 = v2482 << 3u;
-    const uint v2484 = v28 + v2479;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2484 = v28 + v2479;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2485 = v2484 < v1;
-    const uint v2490 = v2484 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2490 = v2484 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2491 = v8 + v2490;
-    const uint v2496 = v2479 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2501 = v2404 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2503 = v2501 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2506 = v2501 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2496 = v2479 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2501 = v2404 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2503 = v2501 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2506 = v2501 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2507 = v2506 << 3u;
-    const uint v2508 = v28 + v2503;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2508 = v28 + v2503;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2509 = v2508 < v1;
-    const uint v2514 = v2508 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2514 = v2508 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2515 = v8 + v2514;
-    const uint v2520 = v2503 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2525 = v2404 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2527 = v2525 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2530 = v2525 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2520 = v2503 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2525 = v2404 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2527 = v2525 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2530 = v2525 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2531 = v2530 << 3u;
-    const uint v2532 = v28 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2532 = v28 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2533 = v2532 < v1;
-    const uint v2538 = v2532 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2538 = v2532 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2539 = v8 + v2538;
-    const uint v2544 = v2527 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2549 = v2404 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2551 = v2549 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2554 = v2549 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2544 = v2527 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2549 = v2404 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2551 = v2549 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2554 = v2549 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2555 = v2554 << 3u;
-    const uint v2556 = v28 + v2551;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2556 = v28 + v2551;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2557 = v2556 < v1;
-    const uint v2562 = v2556 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2562 = v2556 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2563 = v8 + v2562;
-    const uint v2568 = v2551 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2573 = v2404 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2575 = v2573 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2578 = v2573 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2568 = v2551 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2573 = v2404 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2575 = v2573 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2578 = v2573 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2579 = v2578 << 3u;
-    const uint v2580 = v28 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2580 = v28 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2581 = v2580 < v1;
-    const uint v2586 = v2580 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2586 = v2580 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2587 = v8 + v2586;
-    const uint v2592 = v2575 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2601 = v2404 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2604 = v2404 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2592 = v2575 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2601 = v2404 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2604 = v2404 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2605 = v2604 << 3u;
-    const uint v2608 = v32 + v2605;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2608 = v32 + v2605;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2609 = v2608 < v2;
-    const uint v2618 = v2601 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2625 = v2429 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2628 = v2429 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2618 = v2601 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2625 = v2429 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2628 = v2429 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2629 = v2628 << 3u;
-    const uint v2632 = v32 + v2629;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2632 = v32 + v2629;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2633 = v2632 < v2;
-    const uint v2642 = v2625 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2649 = v2453 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2652 = v2453 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2642 = v2625 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2649 = v2453 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2652 = v2453 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2653 = v2652 << 3u;
-    const uint v2656 = v32 + v2653;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2656 = v32 + v2653;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2657 = v2656 < v2;
-    const uint v2666 = v2649 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2673 = v2477 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2676 = v2477 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2666 = v2649 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2673 = v2477 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2676 = v2477 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2677 = v2676 << 3u;
-    const uint v2680 = v32 + v2677;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2680 = v32 + v2677;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2681 = v2680 < v2;
-    const uint v2690 = v2673 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2697 = v2501 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2700 = v2501 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2690 = v2673 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2697 = v2501 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2700 = v2501 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2701 = v2700 << 3u;
-    const uint v2704 = v32 + v2701;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2704 = v32 + v2701;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2705 = v2704 < v2;
-    const uint v2714 = v2697 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2721 = v2525 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2724 = v2525 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2714 = v2697 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2721 = v2525 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2724 = v2525 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2725 = v2724 << 3u;
-    const uint v2728 = v32 + v2725;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2728 = v32 + v2725;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2729 = v2728 < v2;
-    const uint v2738 = v2721 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2745 = v2549 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2748 = v2549 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2738 = v2721 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2745 = v2549 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2748 = v2549 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2749 = v2748 << 3u;
-    const uint v2752 = v32 + v2749;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2752 = v32 + v2749;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2753 = v2752 < v2;
-    const uint v2762 = v2745 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2769 = v2573 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2772 = v2573 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2762 = v2745 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2769 = v2573 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2772 = v2573 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2773 = v2772 << 3u;
-    const uint v2776 = v32 + v2773;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2776 = v32 + v2773;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2777 = v2776 < v2;
-    const uint v2786 = v2769 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2796 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v2786 = v2769 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2796 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (uint v2396 = 0u; v2396 < v3; v2396 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v2396 = 0u; v2396 < v3; v2396 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v2398 = v2396 >> 6u;
       const uint v2400 = v2398 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2402 = v2400 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2414 = v2396 + v2411;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2402 = v2400 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2414 = v2396 + v2411;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2415 = v2414 < v3;
       const bool v2416 = v2413 && v2415;
-      const uint v2420 = v2419 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2420 = v2419 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2421 = v2420 + v2411;
       const uint v2422 = v2416 ? v2421 : v8;
-      const uint v2425 = v2402 + v2424;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2425 = v2402 + v2424;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2426 = v2425 + v2411;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2426 + e] = v2416 ? a[v2422 + e] : bfloat(0);
       }
-      const uint v2438 = v2396 + v2435;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2438 = v2396 + v2435;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2439 = v2438 < v3;
       const bool v2440 = v2437 && v2439;
-      const uint v2444 = v2443 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2444 = v2443 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2445 = v2444 + v2435;
       const uint v2446 = v2440 ? v2445 : v8;
-      const uint v2449 = v2402 + v2448;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2449 = v2402 + v2448;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2450 = v2449 + v2435;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2450 + e] = v2440 ? a[v2446 + e] : bfloat(0);
       }
-      const uint v2462 = v2396 + v2459;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2462 = v2396 + v2459;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2463 = v2462 < v3;
       const bool v2464 = v2461 && v2463;
-      const uint v2468 = v2467 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2468 = v2467 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2469 = v2468 + v2459;
       const uint v2470 = v2464 ? v2469 : v8;
-      const uint v2473 = v2402 + v2472;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2473 = v2402 + v2472;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2474 = v2473 + v2459;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2474 + e] = v2464 ? a[v2470 + e] : bfloat(0);
       }
-      const uint v2486 = v2396 + v2483;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2486 = v2396 + v2483;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2487 = v2486 < v3;
       const bool v2488 = v2485 && v2487;
-      const uint v2492 = v2491 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2492 = v2491 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2493 = v2492 + v2483;
       const uint v2494 = v2488 ? v2493 : v8;
-      const uint v2497 = v2402 + v2496;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2497 = v2402 + v2496;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2498 = v2497 + v2483;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2498 + e] = v2488 ? a[v2494 + e] : bfloat(0);
       }
-      const uint v2510 = v2396 + v2507;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2510 = v2396 + v2507;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2511 = v2510 < v3;
       const bool v2512 = v2509 && v2511;
-      const uint v2516 = v2515 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2516 = v2515 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2517 = v2516 + v2507;
       const uint v2518 = v2512 ? v2517 : v8;
-      const uint v2521 = v2402 + v2520;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2521 = v2402 + v2520;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2522 = v2521 + v2507;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2522 + e] = v2512 ? a[v2518 + e] : bfloat(0);
       }
-      const uint v2534 = v2396 + v2531;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2534 = v2396 + v2531;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2535 = v2534 < v3;
       const bool v2536 = v2533 && v2535;
-      const uint v2540 = v2539 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2540 = v2539 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2541 = v2540 + v2531;
       const uint v2542 = v2536 ? v2541 : v8;
-      const uint v2545 = v2402 + v2544;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2545 = v2402 + v2544;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2546 = v2545 + v2531;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2546 + e] = v2536 ? a[v2542 + e] : bfloat(0);
       }
-      const uint v2558 = v2396 + v2555;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2558 = v2396 + v2555;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2559 = v2558 < v3;
       const bool v2560 = v2557 && v2559;
-      const uint v2564 = v2563 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2564 = v2563 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2565 = v2564 + v2555;
       const uint v2566 = v2560 ? v2565 : v8;
-      const uint v2569 = v2402 + v2568;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2569 = v2402 + v2568;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2570 = v2569 + v2555;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2570 + e] = v2560 ? a[v2566 + e] : bfloat(0);
       }
-      const uint v2582 = v2396 + v2579;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2582 = v2396 + v2579;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2583 = v2582 < v3;
       const bool v2584 = v2581 && v2583;
-      const uint v2588 = v2587 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2588 = v2587 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2589 = v2588 + v2579;
       const uint v2590 = v2584 ? v2589 : v8;
-      const uint v2593 = v2402 + v2592;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2593 = v2402 + v2592;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2594 = v2593 + v2579;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2594 + e] = v2584 ? a[v2590 + e] : bfloat(0);
       }
-      const uint v2606 = v2396 + v2601;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2606 = v2396 + v2601;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2607 = v2606 < v3;
       const bool v2610 = v2607 && v2609;
-      const uint v2612 = v2606 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2612 = v2606 * v2;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2613 = v9 + v2612;
       const uint v2614 = v2613 + v32;
       const uint v2615 = v2614 + v2605;
       const uint v2616 = v2610 ? v2615 : v9;
-      const uint v2619 = v2402 + v2618;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2619 = v2402 + v2618;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2620 = v2619 + v2605;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2620 + e] = v2610 ? b[v2616 + e] : bfloat(0);
       }
-      const uint v2630 = v2396 + v2625;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2630 = v2396 + v2625;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2631 = v2630 < v3;
       const bool v2634 = v2631 && v2633;
-      const uint v2636 = v2630 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2636 = v2630 * v2;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2637 = v9 + v2636;
       const uint v2638 = v2637 + v32;
       const uint v2639 = v2638 + v2629;
       const uint v2640 = v2634 ? v2639 : v9;
-      const uint v2643 = v2402 + v2642;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2643 = v2402 + v2642;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2644 = v2643 + v2629;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2644 + e] = v2634 ? b[v2640 + e] : bfloat(0);
       }
-      const uint v2654 = v2396 + v2649;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2654 = v2396 + v2649;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2655 = v2654 < v3;
       const bool v2658 = v2655 && v2657;
-      const uint v2660 = v2654 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2660 = v2654 * v2;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2661 = v9 + v2660;
       const uint v2662 = v2661 + v32;
       const uint v2663 = v2662 + v2653;
       const uint v2664 = v2658 ? v2663 : v9;
-      const uint v2667 = v2402 + v2666;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2667 = v2402 + v2666;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2668 = v2667 + v2653;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2668 + e] = v2658 ? b[v2664 + e] : bfloat(0);
       }
-      const uint v2678 = v2396 + v2673;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2678 = v2396 + v2673;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2679 = v2678 < v3;
       const bool v2682 = v2679 && v2681;
-      const uint v2684 = v2678 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2684 = v2678 * v2;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2685 = v9 + v2684;
       const uint v2686 = v2685 + v32;
       const uint v2687 = v2686 + v2677;
       const uint v2688 = v2682 ? v2687 : v9;
-      const uint v2691 = v2402 + v2690;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2691 = v2402 + v2690;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2692 = v2691 + v2677;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2692 + e] = v2682 ? b[v2688 + e] : bfloat(0);
       }
-      const uint v2702 = v2396 + v2697;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2702 = v2396 + v2697;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2703 = v2702 < v3;
       const bool v2706 = v2703 && v2705;
-      const uint v2708 = v2702 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2708 = v2702 * v2;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2709 = v9 + v2708;
       const uint v2710 = v2709 + v32;
       const uint v2711 = v2710 + v2701;
       const uint v2712 = v2706 ? v2711 : v9;
-      const uint v2715 = v2402 + v2714;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2715 = v2402 + v2714;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2716 = v2715 + v2701;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2716 + e] = v2706 ? b[v2712 + e] : bfloat(0);
       }
-      const uint v2726 = v2396 + v2721;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2726 = v2396 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2727 = v2726 < v3;
       const bool v2730 = v2727 && v2729;
-      const uint v2732 = v2726 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2732 = v2726 * v2;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2733 = v9 + v2732;
       const uint v2734 = v2733 + v32;
       const uint v2735 = v2734 + v2725;
       const uint v2736 = v2730 ? v2735 : v9;
-      const uint v2739 = v2402 + v2738;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2739 = v2402 + v2738;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2740 = v2739 + v2725;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2740 + e] = v2730 ? b[v2736 + e] : bfloat(0);
       }
-      const uint v2750 = v2396 + v2745;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2750 = v2396 + v2745;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2751 = v2750 < v3;
       const bool v2754 = v2751 && v2753;
-      const uint v2756 = v2750 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2756 = v2750 * v2;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2757 = v9 + v2756;
       const uint v2758 = v2757 + v32;
       const uint v2759 = v2758 + v2749;
       const uint v2760 = v2754 ? v2759 : v9;
-      const uint v2763 = v2402 + v2762;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2763 = v2402 + v2762;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2764 = v2763 + v2749;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2764 + e] = v2754 ? b[v2760 + e] : bfloat(0);
       }
-      const uint v2774 = v2396 + v2769;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2774 = v2396 + v2769;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2775 = v2774 < v3;
       const bool v2778 = v2775 && v2777;
-      const uint v2780 = v2774 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2780 = v2774 * v2;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2781 = v9 + v2780;
       const uint v2782 = v2781 + v32;
       const uint v2783 = v2782 + v2773;
       const uint v2784 = v2778 ? v2783 : v9;
-      const uint v2787 = v2402 + v2786;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2787 = v2402 + v2786;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2788 = v2787 + v2773;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2788 + e] = v2778 ? b[v2784 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2797 = v2402 + v2796;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v2797 = v2402 + v2796;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v45, shm0, long(v2797), long(64u));
-      const uint v2802 = v2402 + v41;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2802 = v2402 + v41;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load<false>(v47, shm1, long(v2802), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2808 = v2797 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2808 = v2797 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v45, shm0, long(v2808), long(64u));
-      const uint v2811 = v2402 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2811 = v2402 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2812 = v2811 + v41;
       iron_frag_load<false>(v47, shm1, long(v2812), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2818 = v2797 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2818 = v2797 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v45, shm0, long(v2818), long(64u));
-      const uint v2821 = v2402 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2821 = v2402 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2822 = v2821 + v41;
       iron_frag_load<false>(v47, shm1, long(v2822), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2828 = v2797 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2828 = v2797 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v45, shm0, long(v2828), long(64u));
-      const uint v2831 = v2402 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2831 = v2402 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2832 = v2831 + v41;
       iron_frag_load<false>(v47, shm1, long(v2832), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v508 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v508 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v509 = iron_tid.x;
-    const uint v565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const uint v577 = v565 + 16u;
-    const uint v581 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v587 = v565 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v591 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v597 = v565 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v601 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v581 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v587 = v565 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v591 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v597 = v565 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v601 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (uint v507 = 0u; v507 < v3; v507 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v511 = v509; v511 < 8192u; v511 += v508) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v513 = v511 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v515 = v511 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v516 = v28 + v513;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v507 = 0u; v507 < v3; v507 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v511 = v509; v511 < 8192u; v511 += v508) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v513 = v511 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v515 = v511 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v516 = v28 + v513;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v517 = v516 < v1;
         const uint v518 = v507 + v515;
         const bool v519 = v518 < v3;
         const bool v520 = v517 && v519;
         if (v520) {
-          const uint v522 = v516 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v522 = v516 * v3;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v523 = v8 + v522;
           const uint v524 = v523 + v507;
           const uint v525 = v524 + v515;
           const bfloat v526 = a[v525];
-          const uint v528 = v513 << 6u;
+          const uint v528 = v513 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v529 = v528 + v515;
           shm0[v529] = v526;
         } else {
-          const uint v531 = v513 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v531 = v513 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v532 = v531 + v515;
           shm0[v532] = bfloat(0.0f);
         }
       }
 
-      for (uint v537 = v509; v537 < 8192u; v537 += v508) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v539 = v537 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v541 = v537 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v542 = v507 + v539;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v537 = v509; v537 < 8192u; v537 += v508) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v539 = v537 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v541 = v537 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v542 = v507 + v539;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v543 = v542 < v3;
         const uint v544 = v32 + v541;
         const bool v545 = v544 < v2;
         const bool v546 = v543 && v545;
         if (v546) {
-          const uint v548 = v542 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v548 = v542 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v549 = v9 + v548;
           const uint v550 = v549 + v32;
           const uint v551 = v550 + v541;
           const bfloat v552 = b[v551];
-          const uint v554 = v539 << 7u;
+          const uint v554 = v539 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v555 = v554 + v541;
           shm1[v555] = v552;
         } else {
-          const uint v557 = v539 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v557 = v539 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v558 = v557 + v541;
           shm1[v558] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v45, shm0, long(v565), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v47, shm1, long(v41), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v45, shm0, long(v577), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v47, shm1, long(v581), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v47, shm1, long(v591), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v45, shm0, long(v597), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v47, shm1, long(v601), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v45, shm0, long(v565), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v47, shm1, long(v41), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v45, shm0, long(v577), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v47, shm1, long(v581), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v47, shm1, long(v591), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v45, shm0, long(v597), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v47, shm1, long(v601), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v602 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v602 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v603 = v28 + v37;
-  const uint v604 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v604 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v605 = v603 + v604;
-  const uint v606 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v606 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v607 = v602 + v606;
-  const bool v608 = v605 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v608 = v605 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v609 = v607 < v2;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -576,11 +576,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v617 = v616 + v607;
     out[v617] = v613;
   }
-  const uint v618 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v618 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v619 = v603 + v618;
-  const uint v620 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v620 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v621 = v602 + v620;
-  const bool v622 = v619 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v622 = v619 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v623 = v621 < v2;
   const bool v624 = v622 && v623;
   if (v624) {
@@ -593,11 +593,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v631 = v630 + v621;
     out[v631] = v627;
   }
-  const uint v632 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v632 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v633 = v603 + v632;
-  const uint v634 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v634 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v635 = v602 + v634;
-  const bool v636 = v633 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v636 = v633 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v637 = v635 < v2;
   const bool v638 = v636 && v637;
   if (v638) {
@@ -610,11 +610,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v645 = v644 + v635;
     out[v645] = v641;
   }
-  const uint v646 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v646 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v647 = v603 + v646;
-  const uint v648 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v648 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v649 = v602 + v648;
-  const bool v650 = v647 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v650 = v647 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v651 = v649 < v2;
   const bool v652 = v650 && v651;
   if (v652) {
@@ -627,11 +627,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v659 = v658 + v649;
     out[v659] = v655;
   }
-  const uint v660 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v660 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v661 = v603 + v660;
-  const uint v662 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v662 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v663 = v602 + v662;
-  const bool v664 = v661 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v664 = v661 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v665 = v663 < v2;
   const bool v666 = v664 && v665;
   if (v666) {
@@ -644,11 +644,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v673 = v672 + v663;
     out[v673] = v669;
   }
-  const uint v674 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v674 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v675 = v603 + v674;
-  const uint v676 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v676 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v677 = v602 + v676;
-  const bool v678 = v675 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v678 = v675 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v679 = v677 < v2;
   const bool v680 = v678 && v679;
   if (v680) {
@@ -661,11 +661,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v687 = v686 + v677;
     out[v687] = v683;
   }
-  const uint v688 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v688 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v689 = v603 + v688;
-  const uint v690 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v690 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v691 = v602 + v690;
-  const bool v692 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v692 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v693 = v691 < v2;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -678,11 +678,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v701 = v700 + v691;
     out[v701] = v697;
   }
-  const uint v702 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v702 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v703 = v603 + v702;
-  const uint v704 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v704 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v705 = v602 + v704;
-  const bool v706 = v703 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v706 = v703 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v707 = v705 < v2;
   const bool v708 = v706 && v707;
   if (v708) {
@@ -695,11 +695,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v715 = v714 + v705;
     out[v715] = v711;
   }
-  const uint v716 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v716 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v717 = v603 + v716;
-  const uint v718 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v718 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v719 = v602 + v718;
-  const bool v720 = v717 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v720 = v717 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v721 = v719 < v2;
   const bool v722 = v720 && v721;
   if (v722) {
@@ -712,11 +712,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v729 = v728 + v719;
     out[v729] = v725;
   }
-  const uint v730 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v730 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v731 = v603 + v730;
-  const uint v732 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v732 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v733 = v602 + v732;
-  const bool v734 = v731 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v734 = v731 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v735 = v733 < v2;
   const bool v736 = v734 && v735;
   if (v736) {
@@ -729,11 +729,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v743 = v742 + v733;
     out[v743] = v739;
   }
-  const uint v744 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v744 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v745 = v603 + v744;
-  const uint v746 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v746 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v747 = v602 + v746;
-  const bool v748 = v745 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v748 = v745 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v749 = v747 < v2;
   const bool v750 = v748 && v749;
   if (v750) {
@@ -746,11 +746,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v757 = v756 + v747;
     out[v757] = v753;
   }
-  const uint v758 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v758 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v759 = v603 + v758;
-  const uint v760 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v760 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v761 = v602 + v760;
-  const bool v762 = v759 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v762 = v759 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v763 = v761 < v2;
   const bool v764 = v762 && v763;
   if (v764) {
@@ -763,11 +763,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v771 = v770 + v761;
     out[v771] = v767;
   }
-  const uint v772 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v772 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v773 = v603 + v772;
-  const uint v774 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v774 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v775 = v602 + v774;
-  const bool v776 = v773 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v776 = v773 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v777 = v775 < v2;
   const bool v778 = v776 && v777;
   if (v778) {
@@ -780,11 +780,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v785 = v784 + v775;
     out[v785] = v781;
   }
-  const uint v786 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v786 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v787 = v603 + v786;
-  const uint v788 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v788 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v789 = v602 + v788;
-  const bool v790 = v787 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v790 = v787 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v791 = v789 < v2;
   const bool v792 = v790 && v791;
   if (v792) {
@@ -797,11 +797,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v799 = v798 + v789;
     out[v799] = v795;
   }
-  const uint v800 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v800 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v801 = v603 + v800;
-  const uint v802 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v802 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v803 = v602 + v802;
-  const bool v804 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v804 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v805 = v803 < v2;
   const bool v806 = v804 && v805;
   if (v806) {
@@ -814,11 +814,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v813 = v812 + v803;
     out[v813] = v809;
   }
-  const uint v814 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v814 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v815 = v603 + v814;
-  const uint v816 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v816 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v817 = v602 + v816;
-  const bool v818 = v815 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v818 = v815 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v819 = v817 < v2;
   const bool v820 = v818 && v819;
   if (v820) {
@@ -831,11 +831,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v827 = v826 + v817;
     out[v827] = v823;
   }
-  const uint v828 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v828 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v829 = v603 + v828;
-  const uint v830 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v830 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v831 = v602 + v830;
-  const bool v832 = v829 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v832 = v829 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v833 = v831 < v2;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -848,11 +848,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v841 = v840 + v831;
     out[v841] = v837;
   }
-  const uint v842 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v842 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v843 = v603 + v842;
-  const uint v844 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v844 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v845 = v602 + v844;
-  const bool v846 = v843 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v846 = v843 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v847 = v845 < v2;
   const bool v848 = v846 && v847;
   if (v848) {
@@ -865,11 +865,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v855 = v854 + v845;
     out[v855] = v851;
   }
-  const uint v856 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v856 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v857 = v603 + v856;
-  const uint v858 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v858 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v859 = v602 + v858;
-  const bool v860 = v857 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v860 = v857 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v861 = v859 < v2;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -882,11 +882,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v869 = v868 + v859;
     out[v869] = v865;
   }
-  const uint v870 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v870 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v871 = v603 + v870;
-  const uint v872 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v872 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v873 = v602 + v872;
-  const bool v874 = v871 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v874 = v871 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v875 = v873 < v2;
   const bool v876 = v874 && v875;
   if (v876) {
@@ -899,11 +899,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v883 = v882 + v873;
     out[v883] = v879;
   }
-  const uint v884 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v884 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v885 = v603 + v884;
-  const uint v886 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v886 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v887 = v602 + v886;
-  const bool v888 = v885 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v888 = v885 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v889 = v887 < v2;
   const bool v890 = v888 && v889;
   if (v890) {
@@ -916,11 +916,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v897 = v896 + v887;
     out[v897] = v893;
   }
-  const uint v898 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v898 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v899 = v603 + v898;
-  const uint v900 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v900 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v901 = v602 + v900;
-  const bool v902 = v899 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v902 = v899 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v903 = v901 < v2;
   const bool v904 = v902 && v903;
   if (v904) {
@@ -933,11 +933,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v911 = v910 + v901;
     out[v911] = v907;
   }
-  const uint v912 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v912 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v913 = v603 + v912;
-  const uint v914 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v914 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v915 = v602 + v914;
-  const bool v916 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v916 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v917 = v915 < v2;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -950,11 +950,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v925 = v924 + v915;
     out[v925] = v921;
   }
-  const uint v926 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v926 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v927 = v603 + v926;
-  const uint v928 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v928 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v929 = v602 + v928;
-  const bool v930 = v927 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v930 = v927 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v931 = v929 < v2;
   const bool v932 = v930 && v931;
   if (v932) {
@@ -967,11 +967,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v939 = v938 + v929;
     out[v939] = v935;
   }
-  const uint v940 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v940 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v941 = v603 + v940;
-  const uint v942 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v942 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v943 = v602 + v942;
-  const bool v944 = v941 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v944 = v941 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v945 = v943 < v2;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -984,11 +984,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v953 = v952 + v943;
     out[v953] = v949;
   }
-  const uint v954 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v954 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v955 = v603 + v954;
-  const uint v956 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v956 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v957 = v602 + v956;
-  const bool v958 = v955 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v958 = v955 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v959 = v957 < v2;
   const bool v960 = v958 && v959;
   if (v960) {
@@ -1001,11 +1001,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v967 = v966 + v957;
     out[v967] = v963;
   }
-  const uint v968 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v968 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v969 = v603 + v968;
-  const uint v970 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v970 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v971 = v602 + v970;
-  const bool v972 = v969 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v972 = v969 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v973 = v971 < v2;
   const bool v974 = v972 && v973;
   if (v974) {
@@ -1018,11 +1018,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v981 = v980 + v971;
     out[v981] = v977;
   }
-  const uint v982 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v982 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v983 = v603 + v982;
-  const uint v984 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v984 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v985 = v602 + v984;
-  const bool v986 = v983 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v986 = v983 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v987 = v985 < v2;
   const bool v988 = v986 && v987;
   if (v988) {
@@ -1035,11 +1035,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v995 = v994 + v985;
     out[v995] = v991;
   }
-  const uint v996 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v996 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v997 = v603 + v996;
-  const uint v998 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v998 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v999 = v602 + v998;
-  const bool v1000 = v997 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1000 = v997 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1001 = v999 < v2;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
@@ -1052,11 +1052,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1009 = v1008 + v999;
     out[v1009] = v1005;
   }
-  const uint v1010 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1010 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1011 = v603 + v1010;
-  const uint v1012 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1012 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1013 = v602 + v1012;
-  const bool v1014 = v1011 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1014 = v1011 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1015 = v1013 < v2;
   const bool v1016 = v1014 && v1015;
   if (v1016) {
@@ -1069,11 +1069,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1023 = v1022 + v1013;
     out[v1023] = v1019;
   }
-  const uint v1024 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1024 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1025 = v603 + v1024;
-  const uint v1026 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1026 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1027 = v602 + v1026;
-  const bool v1028 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1028 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1029 = v1027 < v2;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -1086,11 +1086,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1037 = v1036 + v1027;
     out[v1037] = v1033;
   }
-  const uint v1038 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1038 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1039 = v603 + v1038;
-  const uint v1040 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1040 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1041 = v602 + v1040;
-  const bool v1042 = v1039 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1042 = v1039 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1043 = v1041 < v2;
   const bool v1044 = v1042 && v1043;
   if (v1044) {
@@ -1103,11 +1103,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1051 = v1050 + v1041;
     out[v1051] = v1047;
   }
-  const uint v1052 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1052 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1053 = v603 + v1052;
-  const uint v1054 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1054 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1055 = v602 + v1054;
-  const bool v1056 = v1053 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1056 = v1053 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1057 = v1055 < v2;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1065 = v1064 + v1055;
     out[v1065] = v1061;
   }
-  const uint v1066 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1066 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1067 = v603 + v1066;
-  const uint v1068 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1068 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1069 = v602 + v1068;
-  const bool v1070 = v1067 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1070 = v1067 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1071 = v1069 < v2;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
@@ -1137,11 +1137,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1079 = v1078 + v1069;
     out[v1079] = v1075;
   }
-  const uint v1080 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1080 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1081 = v603 + v1080;
-  const uint v1082 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1082 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1083 = v602 + v1082;
-  const bool v1084 = v1081 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1084 = v1081 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1085 = v1083 < v2;
   const bool v1086 = v1084 && v1085;
   if (v1086) {
@@ -1154,11 +1154,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1093 = v1092 + v1083;
     out[v1093] = v1089;
   }
-  const uint v1094 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1094 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1095 = v603 + v1094;
-  const uint v1096 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1096 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1097 = v602 + v1096;
-  const bool v1098 = v1095 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1098 = v1095 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1099 = v1097 < v2;
   const bool v1100 = v1098 && v1099;
   if (v1100) {
@@ -1171,11 +1171,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1107 = v1106 + v1097;
     out[v1107] = v1103;
   }
-  const uint v1108 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1108 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1109 = v603 + v1108;
-  const uint v1110 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1110 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1111 = v602 + v1110;
-  const bool v1112 = v1109 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1112 = v1109 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1113 = v1111 < v2;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1188,11 +1188,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1121 = v1120 + v1111;
     out[v1121] = v1117;
   }
-  const uint v1122 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1122 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1123 = v603 + v1122;
-  const uint v1124 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1124 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1125 = v602 + v1124;
-  const bool v1126 = v1123 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1126 = v1123 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1127 = v1125 < v2;
   const bool v1128 = v1126 && v1127;
   if (v1128) {
@@ -1205,11 +1205,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1135 = v1134 + v1125;
     out[v1135] = v1131;
   }
-  const uint v1136 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1136 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1137 = v603 + v1136;
-  const uint v1138 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1138 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1139 = v602 + v1138;
-  const bool v1140 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1140 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1141 = v1139 < v2;
   const bool v1142 = v1140 && v1141;
   if (v1142) {
@@ -1222,11 +1222,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1149 = v1148 + v1139;
     out[v1149] = v1145;
   }
-  const uint v1150 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1150 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1151 = v603 + v1150;
-  const uint v1152 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1152 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1153 = v602 + v1152;
-  const bool v1154 = v1151 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1154 = v1151 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1155 = v1153 < v2;
   const bool v1156 = v1154 && v1155;
   if (v1156) {
@@ -1239,11 +1239,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1163 = v1162 + v1153;
     out[v1163] = v1159;
   }
-  const uint v1164 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1164 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1165 = v603 + v1164;
-  const uint v1166 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1166 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1167 = v602 + v1166;
-  const bool v1168 = v1165 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1168 = v1165 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1169 = v1167 < v2;
   const bool v1170 = v1168 && v1169;
   if (v1170) {
@@ -1256,11 +1256,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1177 = v1176 + v1167;
     out[v1177] = v1173;
   }
-  const uint v1178 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1178 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1179 = v603 + v1178;
-  const uint v1180 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1180 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1181 = v602 + v1180;
-  const bool v1182 = v1179 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1182 = v1179 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1183 = v1181 < v2;
   const bool v1184 = v1182 && v1183;
   if (v1184) {
@@ -1273,11 +1273,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1191 = v1190 + v1181;
     out[v1191] = v1187;
   }
-  const uint v1192 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1192 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1193 = v603 + v1192;
-  const uint v1194 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1194 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1195 = v602 + v1194;
-  const bool v1196 = v1193 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1196 = v1193 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1197 = v1195 < v2;
   const bool v1198 = v1196 && v1197;
   if (v1198) {
@@ -1290,11 +1290,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1205 = v1204 + v1195;
     out[v1205] = v1201;
   }
-  const uint v1206 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1206 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1207 = v603 + v1206;
-  const uint v1208 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1208 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1209 = v602 + v1208;
-  const bool v1210 = v1207 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1210 = v1207 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1211 = v1209 < v2;
   const bool v1212 = v1210 && v1211;
   if (v1212) {
@@ -1307,11 +1307,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1219 = v1218 + v1209;
     out[v1219] = v1215;
   }
-  const uint v1220 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1220 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1221 = v603 + v1220;
-  const uint v1222 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1222 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1223 = v602 + v1222;
-  const bool v1224 = v1221 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1224 = v1221 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1225 = v1223 < v2;
   const bool v1226 = v1224 && v1225;
   if (v1226) {
@@ -1324,11 +1324,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1233 = v1232 + v1223;
     out[v1233] = v1229;
   }
-  const uint v1234 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1234 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1235 = v603 + v1234;
-  const uint v1236 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1236 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1237 = v602 + v1236;
-  const bool v1238 = v1235 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1238 = v1235 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1239 = v1237 < v2;
   const bool v1240 = v1238 && v1239;
   if (v1240) {
@@ -1341,11 +1341,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1247 = v1246 + v1237;
     out[v1247] = v1243;
   }
-  const uint v1248 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1248 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1249 = v603 + v1248;
-  const uint v1250 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1250 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1251 = v602 + v1250;
-  const bool v1252 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1252 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1253 = v1251 < v2;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1358,11 +1358,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1261 = v1260 + v1251;
     out[v1261] = v1257;
   }
-  const uint v1262 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1262 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1263 = v603 + v1262;
-  const uint v1264 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1264 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1265 = v602 + v1264;
-  const bool v1266 = v1263 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1266 = v1263 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1267 = v1265 < v2;
   const bool v1268 = v1266 && v1267;
   if (v1268) {
@@ -1375,11 +1375,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1275 = v1274 + v1265;
     out[v1275] = v1271;
   }
-  const uint v1276 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1276 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1277 = v603 + v1276;
-  const uint v1278 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1278 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1279 = v602 + v1278;
-  const bool v1280 = v1277 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1280 = v1277 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1281 = v1279 < v2;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1392,11 +1392,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1289 = v1288 + v1279;
     out[v1289] = v1285;
   }
-  const uint v1290 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1290 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1291 = v603 + v1290;
-  const uint v1292 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1292 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1293 = v602 + v1292;
-  const bool v1294 = v1291 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1294 = v1291 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1295 = v1293 < v2;
   const bool v1296 = v1294 && v1295;
   if (v1296) {
@@ -1409,11 +1409,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1303 = v1302 + v1293;
     out[v1303] = v1299;
   }
-  const uint v1304 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1304 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1305 = v603 + v1304;
-  const uint v1306 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1306 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1307 = v602 + v1306;
-  const bool v1308 = v1305 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1308 = v1305 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1309 = v1307 < v2;
   const bool v1310 = v1308 && v1309;
   if (v1310) {
@@ -1426,11 +1426,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1317 = v1316 + v1307;
     out[v1317] = v1313;
   }
-  const uint v1318 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1318 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1319 = v603 + v1318;
-  const uint v1320 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1320 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1321 = v602 + v1320;
-  const bool v1322 = v1319 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1322 = v1319 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1323 = v1321 < v2;
   const bool v1324 = v1322 && v1323;
   if (v1324) {
@@ -1443,11 +1443,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1331 = v1330 + v1321;
     out[v1331] = v1327;
   }
-  const uint v1332 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1332 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1333 = v603 + v1332;
-  const uint v1334 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1334 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1335 = v602 + v1334;
-  const bool v1336 = v1333 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1336 = v1333 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1337 = v1335 < v2;
   const bool v1338 = v1336 && v1337;
   if (v1338) {
@@ -1460,11 +1460,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1345 = v1344 + v1335;
     out[v1345] = v1341;
   }
-  const uint v1346 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1346 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1347 = v603 + v1346;
-  const uint v1348 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1348 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1349 = v602 + v1348;
-  const bool v1350 = v1347 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1350 = v1347 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1351 = v1349 < v2;
   const bool v1352 = v1350 && v1351;
   if (v1352) {
@@ -1477,11 +1477,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1359 = v1358 + v1349;
     out[v1359] = v1355;
   }
-  const uint v1360 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1360 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1361 = v603 + v1360;
-  const uint v1362 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1362 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1363 = v602 + v1362;
-  const bool v1364 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1364 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1365 = v1363 < v2;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1494,11 +1494,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1373 = v1372 + v1363;
     out[v1373] = v1369;
   }
-  const uint v1374 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1374 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1375 = v603 + v1374;
-  const uint v1376 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1376 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1377 = v602 + v1376;
-  const bool v1378 = v1375 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1378 = v1375 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1379 = v1377 < v2;
   const bool v1380 = v1378 && v1379;
   if (v1380) {
@@ -1511,11 +1511,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1387 = v1386 + v1377;
     out[v1387] = v1383;
   }
-  const uint v1388 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1388 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1389 = v603 + v1388;
-  const uint v1390 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1390 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1391 = v602 + v1390;
-  const bool v1392 = v1389 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1392 = v1389 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1393 = v1391 < v2;
   const bool v1394 = v1392 && v1393;
   if (v1394) {
@@ -1528,11 +1528,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1401 = v1400 + v1391;
     out[v1401] = v1397;
   }
-  const uint v1402 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1402 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1403 = v603 + v1402;
-  const uint v1404 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1404 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1405 = v602 + v1404;
-  const bool v1406 = v1403 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1406 = v1403 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1407 = v1405 < v2;
   const bool v1408 = v1406 && v1407;
   if (v1408) {
@@ -1545,11 +1545,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1415 = v1414 + v1405;
     out[v1415] = v1411;
   }
-  const uint v1416 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1416 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1417 = v603 + v1416;
-  const uint v1418 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1418 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1419 = v602 + v1418;
-  const bool v1420 = v1417 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1420 = v1417 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1421 = v1419 < v2;
   const bool v1422 = v1420 && v1421;
   if (v1422) {
@@ -1562,11 +1562,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1429 = v1428 + v1419;
     out[v1429] = v1425;
   }
-  const uint v1430 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1430 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1431 = v603 + v1430;
-  const uint v1432 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1432 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1433 = v602 + v1432;
-  const bool v1434 = v1431 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1434 = v1431 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1435 = v1433 < v2;
   const bool v1436 = v1434 && v1435;
   if (v1436) {
@@ -1579,11 +1579,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1443 = v1442 + v1433;
     out[v1443] = v1439;
   }
-  const uint v1444 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1444 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1445 = v603 + v1444;
-  const uint v1446 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1446 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1447 = v602 + v1446;
-  const bool v1448 = v1445 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1448 = v1445 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1449 = v1447 < v2;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1596,11 +1596,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1457 = v1456 + v1447;
     out[v1457] = v1453;
   }
-  const uint v1458 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1458 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1459 = v603 + v1458;
-  const uint v1460 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1460 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1461 = v602 + v1460;
-  const bool v1462 = v1459 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1462 = v1459 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1463 = v1461 < v2;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -1613,11 +1613,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1471 = v1470 + v1461;
     out[v1471] = v1467;
   }
-  const uint v1472 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1472 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1473 = v603 + v1472;
-  const uint v1474 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1474 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1475 = v602 + v1474;
-  const bool v1476 = v1473 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1476 = v1473 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1477 = v1475 < v2;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -1630,11 +1630,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1485 = v1484 + v1475;
     out[v1485] = v1481;
   }
-  const uint v1486 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1486 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1487 = v603 + v1486;
-  const uint v1488 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1488 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1489 = v602 + v1488;
-  const bool v1490 = v1487 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1490 = v1487 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1491 = v1489 < v2;
   const bool v1492 = v1490 && v1491;
   if (v1492) {
@@ -1647,11 +1647,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1499 = v1498 + v1489;
     out[v1499] = v1495;
   }
-  const uint v1500 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1500 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1501 = v603 + v1500;
-  const uint v1502 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1502 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1503 = v602 + v1502;
-  const bool v1504 = v1501 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1504 = v1501 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1505 = v1503 < v2;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1664,11 +1664,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1513 = v1512 + v1503;
     out[v1513] = v1509;
   }
-  const uint v1514 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1514 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1515 = v603 + v1514;
-  const uint v1516 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1516 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1517 = v602 + v1516;
-  const bool v1518 = v1515 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1518 = v1515 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1519 = v1517 < v2;
   const bool v1520 = v1518 && v1519;
   if (v1520) {
@@ -1681,11 +1681,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1527 = v1526 + v1517;
     out[v1527] = v1523;
   }
-  const uint v1528 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1528 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1529 = v603 + v1528;
-  const uint v1530 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1530 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1531 = v602 + v1530;
-  const bool v1532 = v1529 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1532 = v1529 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1533 = v1531 < v2;
   const bool v1534 = v1532 && v1533;
   if (v1534) {
@@ -1698,11 +1698,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1541 = v1540 + v1531;
     out[v1541] = v1537;
   }
-  const uint v1542 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1542 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1543 = v603 + v1542;
-  const uint v1544 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1544 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1545 = v602 + v1544;
-  const bool v1546 = v1543 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1546 = v1543 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1547 = v1545 < v2;
   const bool v1548 = v1546 && v1547;
   if (v1548) {
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1555 = v1554 + v1545;
     out[v1555] = v1551;
   }
-  const uint v1556 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1556 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1557 = v603 + v1556;
-  const uint v1558 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1558 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1559 = v602 + v1558;
-  const bool v1560 = v1557 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1560 = v1557 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1561 = v1559 < v2;
   const bool v1562 = v1560 && v1561;
   if (v1562) {
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1569 = v1568 + v1559;
     out[v1569] = v1565;
   }
-  const uint v1570 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1570 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1571 = v603 + v1570;
-  const uint v1572 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1572 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1573 = v602 + v1572;
-  const bool v1574 = v1571 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1574 = v1571 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1575 = v1573 < v2;
   const bool v1576 = v1574 && v1575;
   if (v1576) {
@@ -1749,11 +1749,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1583 = v1582 + v1573;
     out[v1583] = v1579;
   }
-  const uint v1584 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1584 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1585 = v603 + v1584;
-  const uint v1586 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1586 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1587 = v602 + v1586;
-  const bool v1588 = v1585 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1588 = v1585 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1589 = v1587 < v2;
   const bool v1590 = v1588 && v1589;
   if (v1590) {
@@ -1766,11 +1766,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1597 = v1596 + v1587;
     out[v1597] = v1593;
   }
-  const uint v1598 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1598 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1599 = v603 + v1598;
-  const uint v1600 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1600 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1601 = v602 + v1600;
-  const bool v1602 = v1599 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1602 = v1599 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1603 = v1601 < v2;
   const bool v1604 = v1602 && v1603;
   if (v1604) {
@@ -1783,11 +1783,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1611 = v1610 + v1601;
     out[v1611] = v1607;
   }
-  const uint v1612 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1612 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1613 = v603 + v1612;
-  const uint v1614 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1614 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1615 = v602 + v1614;
-  const bool v1616 = v1613 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1616 = v1613 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1617 = v1615 < v2;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1800,11 +1800,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1625 = v1624 + v1615;
     out[v1625] = v1621;
   }
-  const uint v1626 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1626 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1627 = v603 + v1626;
-  const uint v1628 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1628 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1629 = v602 + v1628;
-  const bool v1630 = v1627 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1630 = v1627 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1631 = v1629 < v2;
   const bool v1632 = v1630 && v1631;
   if (v1632) {
@@ -1817,11 +1817,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1639 = v1638 + v1629;
     out[v1639] = v1635;
   }
-  const uint v1640 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1640 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1641 = v603 + v1640;
-  const uint v1642 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1642 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1643 = v602 + v1642;
-  const bool v1644 = v1641 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1644 = v1641 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1645 = v1643 < v2;
   const bool v1646 = v1644 && v1645;
   if (v1646) {
@@ -1834,11 +1834,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1653 = v1652 + v1643;
     out[v1653] = v1649;
   }
-  const uint v1654 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1654 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1655 = v603 + v1654;
-  const uint v1656 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1656 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1657 = v602 + v1656;
-  const bool v1658 = v1655 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1658 = v1655 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1659 = v1657 < v2;
   const bool v1660 = v1658 && v1659;
   if (v1660) {
@@ -1851,11 +1851,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1667 = v1666 + v1657;
     out[v1667] = v1663;
   }
-  const uint v1668 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1668 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1669 = v603 + v1668;
-  const uint v1670 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1670 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1671 = v602 + v1670;
-  const bool v1672 = v1669 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1672 = v1669 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1673 = v1671 < v2;
   const bool v1674 = v1672 && v1673;
   if (v1674) {
@@ -1868,11 +1868,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1681 = v1680 + v1671;
     out[v1681] = v1677;
   }
-  const uint v1682 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1682 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1683 = v603 + v1682;
-  const uint v1684 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1684 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1685 = v602 + v1684;
-  const bool v1686 = v1683 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1686 = v1683 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1687 = v1685 < v2;
   const bool v1688 = v1686 && v1687;
   if (v1688) {
@@ -1885,11 +1885,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1695 = v1694 + v1685;
     out[v1695] = v1691;
   }
-  const uint v1696 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1696 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1697 = v603 + v1696;
-  const uint v1698 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1698 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1699 = v602 + v1698;
-  const bool v1700 = v1697 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1700 = v1697 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1701 = v1699 < v2;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1902,11 +1902,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1709 = v1708 + v1699;
     out[v1709] = v1705;
   }
-  const uint v1710 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1710 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1711 = v603 + v1710;
-  const uint v1712 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1712 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1713 = v602 + v1712;
-  const bool v1714 = v1711 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1714 = v1711 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1715 = v1713 < v2;
   const bool v1716 = v1714 && v1715;
   if (v1716) {
@@ -1919,11 +1919,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1723 = v1722 + v1713;
     out[v1723] = v1719;
   }
-  const uint v1724 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1724 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1725 = v603 + v1724;
-  const uint v1726 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1726 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1727 = v602 + v1726;
-  const bool v1728 = v1725 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1728 = v1725 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1729 = v1727 < v2;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -1936,11 +1936,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1737 = v1736 + v1727;
     out[v1737] = v1733;
   }
-  const uint v1738 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1738 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1739 = v603 + v1738;
-  const uint v1740 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1740 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1741 = v602 + v1740;
-  const bool v1742 = v1739 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1742 = v1739 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1743 = v1741 < v2;
   const bool v1744 = v1742 && v1743;
   if (v1744) {
@@ -1953,11 +1953,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1751 = v1750 + v1741;
     out[v1751] = v1747;
   }
-  const uint v1752 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1752 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1753 = v603 + v1752;
-  const uint v1754 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1754 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1755 = v602 + v1754;
-  const bool v1756 = v1753 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1756 = v1753 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1757 = v1755 < v2;
   const bool v1758 = v1756 && v1757;
   if (v1758) {
@@ -1970,11 +1970,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1765 = v1764 + v1755;
     out[v1765] = v1761;
   }
-  const uint v1766 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1766 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1767 = v603 + v1766;
-  const uint v1768 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1768 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1769 = v602 + v1768;
-  const bool v1770 = v1767 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1770 = v1767 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1771 = v1769 < v2;
   const bool v1772 = v1770 && v1771;
   if (v1772) {
@@ -1987,11 +1987,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1779 = v1778 + v1769;
     out[v1779] = v1775;
   }
-  const uint v1780 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1780 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1781 = v603 + v1780;
-  const uint v1782 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1782 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1783 = v602 + v1782;
-  const bool v1784 = v1781 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1784 = v1781 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1785 = v1783 < v2;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -2004,11 +2004,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1793 = v1792 + v1783;
     out[v1793] = v1789;
   }
-  const uint v1794 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1794 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1795 = v603 + v1794;
-  const uint v1796 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1796 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1797 = v602 + v1796;
-  const bool v1798 = v1795 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1798 = v1795 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1799 = v1797 < v2;
   const bool v1800 = v1798 && v1799;
   if (v1800) {
@@ -2021,11 +2021,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1807 = v1806 + v1797;
     out[v1807] = v1803;
   }
-  const uint v1808 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1808 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1809 = v603 + v1808;
-  const uint v1810 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1810 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1811 = v602 + v1810;
-  const bool v1812 = v1809 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1812 = v1809 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1813 = v1811 < v2;
   const bool v1814 = v1812 && v1813;
   if (v1814) {
@@ -2038,11 +2038,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1821 = v1820 + v1811;
     out[v1821] = v1817;
   }
-  const uint v1822 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1822 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1823 = v603 + v1822;
-  const uint v1824 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1824 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1825 = v602 + v1824;
-  const bool v1826 = v1823 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1826 = v1823 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1827 = v1825 < v2;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
@@ -2055,11 +2055,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1835 = v1834 + v1825;
     out[v1835] = v1831;
   }
-  const uint v1836 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1836 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1837 = v603 + v1836;
-  const uint v1838 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1838 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1839 = v602 + v1838;
-  const bool v1840 = v1837 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1840 = v1837 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1841 = v1839 < v2;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -2072,11 +2072,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1849 = v1848 + v1839;
     out[v1849] = v1845;
   }
-  const uint v1850 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1850 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1851 = v603 + v1850;
-  const uint v1852 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1852 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1853 = v602 + v1852;
-  const bool v1854 = v1851 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1854 = v1851 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1855 = v1853 < v2;
   const bool v1856 = v1854 && v1855;
   if (v1856) {
@@ -2089,11 +2089,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1863 = v1862 + v1853;
     out[v1863] = v1859;
   }
-  const uint v1864 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1864 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1865 = v603 + v1864;
-  const uint v1866 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1866 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1867 = v602 + v1866;
-  const bool v1868 = v1865 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1868 = v1865 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1869 = v1867 < v2;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -2106,11 +2106,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1877 = v1876 + v1867;
     out[v1877] = v1873;
   }
-  const uint v1878 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1878 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1879 = v603 + v1878;
-  const uint v1880 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1880 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1881 = v602 + v1880;
-  const bool v1882 = v1879 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1882 = v1879 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1883 = v1881 < v2;
   const bool v1884 = v1882 && v1883;
   if (v1884) {
@@ -2123,11 +2123,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1891 = v1890 + v1881;
     out[v1891] = v1887;
   }
-  const uint v1892 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1892 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1893 = v603 + v1892;
-  const uint v1894 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1894 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1895 = v602 + v1894;
-  const bool v1896 = v1893 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1896 = v1893 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1897 = v1895 < v2;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -2140,11 +2140,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1905 = v1904 + v1895;
     out[v1905] = v1901;
   }
-  const uint v1906 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1906 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1907 = v603 + v1906;
-  const uint v1908 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1908 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1909 = v602 + v1908;
-  const bool v1910 = v1907 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1910 = v1907 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1911 = v1909 < v2;
   const bool v1912 = v1910 && v1911;
   if (v1912) {
@@ -2157,11 +2157,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1919 = v1918 + v1909;
     out[v1919] = v1915;
   }
-  const uint v1920 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1920 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1921 = v603 + v1920;
-  const uint v1922 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1922 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1923 = v602 + v1922;
-  const bool v1924 = v1921 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1924 = v1921 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1925 = v1923 < v2;
   const bool v1926 = v1924 && v1925;
   if (v1926) {
@@ -2174,11 +2174,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1933 = v1932 + v1923;
     out[v1933] = v1929;
   }
-  const uint v1934 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1934 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1935 = v603 + v1934;
-  const uint v1936 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1936 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1937 = v602 + v1936;
-  const bool v1938 = v1935 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1938 = v1935 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1939 = v1937 < v2;
   const bool v1940 = v1938 && v1939;
   if (v1940) {
@@ -2191,11 +2191,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1947 = v1946 + v1937;
     out[v1947] = v1943;
   }
-  const uint v1948 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1948 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1949 = v603 + v1948;
-  const uint v1950 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1950 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1951 = v602 + v1950;
-  const bool v1952 = v1949 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1952 = v1949 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1953 = v1951 < v2;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -2208,11 +2208,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1961 = v1960 + v1951;
     out[v1961] = v1957;
   }
-  const uint v1962 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1962 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1963 = v603 + v1962;
-  const uint v1964 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1964 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1965 = v602 + v1964;
-  const bool v1966 = v1963 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1966 = v1963 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1967 = v1965 < v2;
   const bool v1968 = v1966 && v1967;
   if (v1968) {
@@ -2225,11 +2225,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1975 = v1974 + v1965;
     out[v1975] = v1971;
   }
-  const uint v1976 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1976 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1977 = v603 + v1976;
-  const uint v1978 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1978 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1979 = v602 + v1978;
-  const bool v1980 = v1977 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1980 = v1977 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1981 = v1979 < v2;
   const bool v1982 = v1980 && v1981;
   if (v1982) {
@@ -2242,11 +2242,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1989 = v1988 + v1979;
     out[v1989] = v1985;
   }
-  const uint v1990 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1990 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1991 = v603 + v1990;
-  const uint v1992 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1992 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1993 = v602 + v1992;
-  const bool v1994 = v1991 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1994 = v1991 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1995 = v1993 < v2;
   const bool v1996 = v1994 && v1995;
   if (v1996) {
@@ -2259,11 +2259,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2003 = v2002 + v1993;
     out[v2003] = v1999;
   }
-  const uint v2004 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2004 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2005 = v603 + v2004;
-  const uint v2006 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2006 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2007 = v602 + v2006;
-  const bool v2008 = v2005 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2008 = v2005 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2009 = v2007 < v2;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -2276,11 +2276,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2017 = v2016 + v2007;
     out[v2017] = v2013;
   }
-  const uint v2018 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2018 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2019 = v603 + v2018;
-  const uint v2020 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2020 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2021 = v602 + v2020;
-  const bool v2022 = v2019 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2022 = v2019 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2023 = v2021 < v2;
   const bool v2024 = v2022 && v2023;
   if (v2024) {
@@ -2293,11 +2293,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2031 = v2030 + v2021;
     out[v2031] = v2027;
   }
-  const uint v2032 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2032 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2033 = v603 + v2032;
-  const uint v2034 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2034 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2035 = v602 + v2034;
-  const bool v2036 = v2033 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2036 = v2033 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2037 = v2035 < v2;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2310,11 +2310,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2045 = v2044 + v2035;
     out[v2045] = v2041;
   }
-  const uint v2046 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2046 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2047 = v603 + v2046;
-  const uint v2048 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2048 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2049 = v602 + v2048;
-  const bool v2050 = v2047 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2050 = v2047 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2051 = v2049 < v2;
   const bool v2052 = v2050 && v2051;
   if (v2052) {
@@ -2327,11 +2327,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2059 = v2058 + v2049;
     out[v2059] = v2055;
   }
-  const uint v2060 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2060 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2061 = v603 + v2060;
-  const uint v2062 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2062 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2063 = v602 + v2062;
-  const bool v2064 = v2061 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2064 = v2061 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2065 = v2063 < v2;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
@@ -2344,11 +2344,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2073 = v2072 + v2063;
     out[v2073] = v2069;
   }
-  const uint v2074 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2074 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2075 = v603 + v2074;
-  const uint v2076 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2076 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2077 = v602 + v2076;
-  const bool v2078 = v2075 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2078 = v2075 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2079 = v2077 < v2;
   const bool v2080 = v2078 && v2079;
   if (v2080) {
@@ -2361,11 +2361,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2087 = v2086 + v2077;
     out[v2087] = v2083;
   }
-  const uint v2088 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2088 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2089 = v603 + v2088;
-  const uint v2090 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2090 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2091 = v602 + v2090;
-  const bool v2092 = v2089 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2092 = v2089 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2093 = v2091 < v2;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2378,11 +2378,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2101 = v2100 + v2091;
     out[v2101] = v2097;
   }
-  const uint v2102 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2102 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2103 = v603 + v2102;
-  const uint v2104 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2104 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2105 = v602 + v2104;
-  const bool v2106 = v2103 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2106 = v2103 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2107 = v2105 < v2;
   const bool v2108 = v2106 && v2107;
   if (v2108) {
@@ -2395,11 +2395,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2115 = v2114 + v2105;
     out[v2115] = v2111;
   }
-  const uint v2116 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2116 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2117 = v603 + v2116;
-  const uint v2118 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2118 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2119 = v602 + v2118;
-  const bool v2120 = v2117 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2120 = v2117 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2121 = v2119 < v2;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2412,11 +2412,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2129 = v2128 + v2119;
     out[v2129] = v2125;
   }
-  const uint v2130 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2130 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2131 = v603 + v2130;
-  const uint v2132 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2132 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2133 = v602 + v2132;
-  const bool v2134 = v2131 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2134 = v2131 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2135 = v2133 < v2;
   const bool v2136 = v2134 && v2135;
   if (v2136) {
@@ -2429,11 +2429,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2143 = v2142 + v2133;
     out[v2143] = v2139;
   }
-  const uint v2144 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2144 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2145 = v603 + v2144;
-  const uint v2146 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2146 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2147 = v602 + v2146;
-  const bool v2148 = v2145 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2148 = v2145 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2149 = v2147 < v2;
   const bool v2150 = v2148 && v2149;
   if (v2150) {
@@ -2446,11 +2446,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2157 = v2156 + v2147;
     out[v2157] = v2153;
   }
-  const uint v2158 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2158 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2159 = v603 + v2158;
-  const uint v2160 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2160 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2161 = v602 + v2160;
-  const bool v2162 = v2159 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2162 = v2159 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2163 = v2161 < v2;
   const bool v2164 = v2162 && v2163;
   if (v2164) {
@@ -2463,11 +2463,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2171 = v2170 + v2161;
     out[v2171] = v2167;
   }
-  const uint v2172 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2172 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2173 = v603 + v2172;
-  const uint v2174 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2174 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2175 = v602 + v2174;
-  const bool v2176 = v2173 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2176 = v2173 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2177 = v2175 < v2;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -2480,11 +2480,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2185 = v2184 + v2175;
     out[v2185] = v2181;
   }
-  const uint v2186 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2186 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2187 = v603 + v2186;
-  const uint v2188 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2188 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2189 = v602 + v2188;
-  const bool v2190 = v2187 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2190 = v2187 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2191 = v2189 < v2;
   const bool v2192 = v2190 && v2191;
   if (v2192) {
@@ -2497,11 +2497,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2199 = v2198 + v2189;
     out[v2199] = v2195;
   }
-  const uint v2200 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2200 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2201 = v603 + v2200;
-  const uint v2202 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2202 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2203 = v602 + v2202;
-  const bool v2204 = v2201 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2204 = v2201 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2205 = v2203 < v2;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -2514,11 +2514,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2213 = v2212 + v2203;
     out[v2213] = v2209;
   }
-  const uint v2214 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2214 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2215 = v603 + v2214;
-  const uint v2216 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2216 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2217 = v602 + v2216;
-  const bool v2218 = v2215 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2218 = v2215 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2219 = v2217 < v2;
   const bool v2220 = v2218 && v2219;
   if (v2220) {
@@ -2531,11 +2531,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2227 = v2226 + v2217;
     out[v2227] = v2223;
   }
-  const uint v2228 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2228 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2229 = v603 + v2228;
-  const uint v2230 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2230 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2231 = v602 + v2230;
-  const bool v2232 = v2229 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2232 = v2229 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2233 = v2231 < v2;
   const bool v2234 = v2232 && v2233;
   if (v2234) {
@@ -2548,11 +2548,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2241 = v2240 + v2231;
     out[v2241] = v2237;
   }
-  const uint v2242 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2242 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2243 = v603 + v2242;
-  const uint v2244 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2244 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2245 = v602 + v2244;
-  const bool v2246 = v2243 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2246 = v2243 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2247 = v2245 < v2;
   const bool v2248 = v2246 && v2247;
   if (v2248) {
@@ -2565,11 +2565,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2255 = v2254 + v2245;
     out[v2255] = v2251;
   }
-  const uint v2256 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2256 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2257 = v603 + v2256;
-  const uint v2258 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2258 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2259 = v602 + v2258;
-  const bool v2260 = v2257 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2260 = v2257 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2261 = v2259 < v2;
   const bool v2262 = v2260 && v2261;
   if (v2262) {
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2269 = v2268 + v2259;
     out[v2269] = v2265;
   }
-  const uint v2270 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2270 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2271 = v603 + v2270;
-  const uint v2272 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2272 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2273 = v602 + v2272;
-  const bool v2274 = v2271 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2274 = v2271 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2275 = v2273 < v2;
   const bool v2276 = v2274 && v2275;
   if (v2276) {
@@ -2599,11 +2599,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2283 = v2282 + v2273;
     out[v2283] = v2279;
   }
-  const uint v2284 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2284 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2285 = v603 + v2284;
-  const uint v2286 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2286 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2287 = v602 + v2286;
-  const bool v2288 = v2285 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2288 = v2285 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2289 = v2287 < v2;
   const bool v2290 = v2288 && v2289;
   if (v2290) {
@@ -2616,11 +2616,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2297 = v2296 + v2287;
     out[v2297] = v2293;
   }
-  const uint v2298 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2298 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2299 = v603 + v2298;
-  const uint v2300 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2300 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2301 = v602 + v2300;
-  const bool v2302 = v2299 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2302 = v2299 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2303 = v2301 < v2;
   const bool v2304 = v2302 && v2303;
   if (v2304) {
@@ -2633,11 +2633,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2311 = v2310 + v2301;
     out[v2311] = v2307;
   }
-  const uint v2312 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2312 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2313 = v603 + v2312;
-  const uint v2314 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2314 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2315 = v602 + v2314;
-  const bool v2316 = v2313 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2316 = v2313 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2317 = v2315 < v2;
   const bool v2318 = v2316 && v2317;
   if (v2318) {
@@ -2650,11 +2650,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2325 = v2324 + v2315;
     out[v2325] = v2321;
   }
-  const uint v2326 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2326 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2327 = v603 + v2326;
-  const uint v2328 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2328 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2329 = v602 + v2328;
-  const bool v2330 = v2327 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2330 = v2327 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2331 = v2329 < v2;
   const bool v2332 = v2330 && v2331;
   if (v2332) {
@@ -2667,11 +2667,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2339 = v2338 + v2329;
     out[v2339] = v2335;
   }
-  const uint v2340 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2340 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2341 = v603 + v2340;
-  const uint v2342 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2342 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2343 = v602 + v2342;
-  const bool v2344 = v2341 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2344 = v2341 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2345 = v2343 < v2;
   const bool v2346 = v2344 && v2345;
   if (v2346) {
@@ -2684,11 +2684,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2353 = v2352 + v2343;
     out[v2353] = v2349;
   }
-  const uint v2354 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2354 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2355 = v603 + v2354;
-  const uint v2356 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2356 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2357 = v602 + v2356;
-  const bool v2358 = v2355 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2358 = v2355 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2359 = v2357 < v2;
   const bool v2360 = v2358 && v2359;
   if (v2360) {
@@ -2701,11 +2701,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2367 = v2366 + v2357;
     out[v2367] = v2363;
   }
-  const uint v2368 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2368 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2369 = v603 + v2368;
-  const uint v2370 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2370 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2371 = v602 + v2370;
-  const bool v2372 = v2369 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2372 = v2369 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2373 = v2371 < v2;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -2718,11 +2718,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2381 = v2380 + v2371;
     out[v2381] = v2377;
   }
-  const uint v2382 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2382 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2383 = v603 + v2382;
-  const uint v2384 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2384 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2385 = v602 + v2384;
-  const bool v2386 = v2383 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2386 = v2383 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2387 = v2385 < v2;
   const bool v2388 = v2386 && v2387;
   if (v2388) {

@@ -95,408 +95,408 @@ kernel void iron_gemm_batched_nk_bf16(
   const uint v7 = iron_gid.z;  // kernels/gemm/gemm.cpp:100
   const uint v8 = v7 * v4;  // kernels/gemm/gemm.cpp:101
   const uint v9 = v7 * v5;
-  const uint v10 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v10 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v12 = iron_gid.y;
   const uint v13 = v12 * v10;
   const uint v14 = v13 + v11;
-  const uint v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v19 = v18 << 3u;
-  const uint v21 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v21 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v22 = v21 - v19;
   const uint v23 = min(v22, 8u);
-  const uint v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v26 = v25 % v23;
   const uint v27 = v19 + v26;
   const uint v28 = v27 << 7u;
-  const uint v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v32 = v31 << 7u;
-  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v37 = v36 << 6u;
-  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v41 = v40 << 6u;
-  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v43, float(0.0f));
-  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v45, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v47, bfloat(bfloat(0.0f)));
-  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v51 = v50 == 0u;
   const uint v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const uint v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v64 = v63 == 0u;
   const bool v65 = v51 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:256
   if (v66) {
-    const uint v2420 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2423 = v2420 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2426 = v2420 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2420 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2423 = v2420 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2426 = v2420 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2427 = v2426 << 3u;
-    const uint v2428 = v28 + v2423;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2428 = v28 + v2423;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2429 = v2428 < v1;
-    const uint v2434 = v2428 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2434 = v2428 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2435 = v8 + v2434;
-    const uint v2440 = v2423 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2445 = v2420 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2447 = v2445 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2450 = v2445 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2440 = v2423 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2445 = v2420 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2447 = v2445 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2450 = v2445 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2451 = v2450 << 3u;
-    const uint v2452 = v28 + v2447;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2452 = v28 + v2447;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2453 = v2452 < v1;
-    const uint v2458 = v2452 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2458 = v2452 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2459 = v8 + v2458;
-    const uint v2464 = v2447 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2469 = v2420 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2471 = v2469 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2474 = v2469 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2464 = v2447 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2469 = v2420 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2471 = v2469 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2474 = v2469 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2475 = v2474 << 3u;
-    const uint v2476 = v28 + v2471;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2476 = v28 + v2471;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2477 = v2476 < v1;
-    const uint v2482 = v2476 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2482 = v2476 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2483 = v8 + v2482;
-    const uint v2488 = v2471 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2493 = v2420 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2495 = v2493 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2498 = v2493 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2488 = v2471 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2493 = v2420 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2495 = v2493 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2498 = v2493 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2499 = v2498 << 3u;
-    const uint v2500 = v28 + v2495;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2500 = v28 + v2495;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2501 = v2500 < v1;
-    const uint v2506 = v2500 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2506 = v2500 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2507 = v8 + v2506;
-    const uint v2512 = v2495 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2517 = v2420 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2519 = v2517 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2522 = v2517 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2512 = v2495 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2517 = v2420 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2519 = v2517 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2522 = v2517 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2523 = v2522 << 3u;
-    const uint v2524 = v28 + v2519;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2524 = v28 + v2519;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2525 = v2524 < v1;
-    const uint v2530 = v2524 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2530 = v2524 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2531 = v8 + v2530;
-    const uint v2536 = v2519 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2541 = v2420 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2543 = v2541 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2546 = v2541 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2536 = v2519 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2541 = v2420 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2543 = v2541 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2546 = v2541 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2547 = v2546 << 3u;
-    const uint v2548 = v28 + v2543;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2548 = v28 + v2543;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2549 = v2548 < v1;
-    const uint v2554 = v2548 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2554 = v2548 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2555 = v8 + v2554;
-    const uint v2560 = v2543 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2565 = v2420 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2567 = v2565 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2570 = v2565 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2560 = v2543 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2565 = v2420 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2567 = v2565 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2570 = v2565 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2571 = v2570 << 3u;
-    const uint v2572 = v28 + v2567;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2572 = v28 + v2567;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2573 = v2572 < v1;
-    const uint v2578 = v2572 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2578 = v2572 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2579 = v8 + v2578;
-    const uint v2584 = v2567 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2589 = v2420 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2591 = v2589 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2594 = v2589 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2584 = v2567 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2589 = v2420 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2591 = v2589 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2594 = v2589 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2595 = v2594 << 3u;
-    const uint v2596 = v28 + v2591;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2596 = v28 + v2591;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2597 = v2596 < v1;
-    const uint v2602 = v2596 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2602 = v2596 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2603 = v8 + v2602;
-    const uint v2608 = v2591 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2622 = v32 + v2423;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2608 = v2591 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2622 = v32 + v2423;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2623 = v2622 < v2;
-    const uint v2628 = v2622 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2628 = v2622 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2629 = v9 + v2628;
-    const uint v2646 = v32 + v2447;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2646 = v32 + v2447;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2647 = v2646 < v2;
-    const uint v2652 = v2646 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2652 = v2646 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2653 = v9 + v2652;
-    const uint v2670 = v32 + v2471;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2670 = v32 + v2471;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2671 = v2670 < v2;
-    const uint v2676 = v2670 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2676 = v2670 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2677 = v9 + v2676;
-    const uint v2694 = v32 + v2495;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2694 = v32 + v2495;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2695 = v2694 < v2;
-    const uint v2700 = v2694 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2700 = v2694 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2701 = v9 + v2700;
-    const uint v2718 = v32 + v2519;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2718 = v32 + v2519;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2719 = v2718 < v2;
-    const uint v2724 = v2718 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2724 = v2718 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2725 = v9 + v2724;
-    const uint v2742 = v32 + v2543;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2742 = v32 + v2543;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2743 = v2742 < v2;
-    const uint v2748 = v2742 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2748 = v2742 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2749 = v9 + v2748;
-    const uint v2766 = v32 + v2567;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2766 = v32 + v2567;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2767 = v2766 < v2;
-    const uint v2772 = v2766 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2772 = v2766 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2773 = v9 + v2772;
-    const uint v2790 = v32 + v2591;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2790 = v32 + v2591;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2791 = v2790 < v2;
-    const uint v2796 = v2790 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2796 = v2790 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2797 = v9 + v2796;
-    const uint v2812 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v2818 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v2812 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2818 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2412 = 0u; v2412 < v3; v2412 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v2412 = 0u; v2412 < v3; v2412 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v2414 = v2412 >> 6u;
       const uint v2416 = v2414 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2418 = v2416 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2430 = v2412 + v2427;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2418 = v2416 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2430 = v2412 + v2427;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2431 = v2430 < v3;
       const bool v2432 = v2429 && v2431;
-      const uint v2436 = v2435 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2436 = v2435 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2437 = v2436 + v2427;
       const uint v2438 = v2432 ? v2437 : v8;
-      const uint v2441 = v2418 + v2440;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2441 = v2418 + v2440;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2442 = v2441 + v2427;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2442 + e] = v2432 ? a[v2438 + e] : bfloat(0);
       }
-      const uint v2454 = v2412 + v2451;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2454 = v2412 + v2451;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2455 = v2454 < v3;
       const bool v2456 = v2453 && v2455;
-      const uint v2460 = v2459 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2460 = v2459 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2461 = v2460 + v2451;
       const uint v2462 = v2456 ? v2461 : v8;
-      const uint v2465 = v2418 + v2464;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2465 = v2418 + v2464;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2466 = v2465 + v2451;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2466 + e] = v2456 ? a[v2462 + e] : bfloat(0);
       }
-      const uint v2478 = v2412 + v2475;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2478 = v2412 + v2475;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2479 = v2478 < v3;
       const bool v2480 = v2477 && v2479;
-      const uint v2484 = v2483 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2484 = v2483 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2485 = v2484 + v2475;
       const uint v2486 = v2480 ? v2485 : v8;
-      const uint v2489 = v2418 + v2488;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2489 = v2418 + v2488;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2490 = v2489 + v2475;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2490 + e] = v2480 ? a[v2486 + e] : bfloat(0);
       }
-      const uint v2502 = v2412 + v2499;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2502 = v2412 + v2499;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2503 = v2502 < v3;
       const bool v2504 = v2501 && v2503;
-      const uint v2508 = v2507 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2508 = v2507 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2509 = v2508 + v2499;
       const uint v2510 = v2504 ? v2509 : v8;
-      const uint v2513 = v2418 + v2512;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2513 = v2418 + v2512;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2514 = v2513 + v2499;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2514 + e] = v2504 ? a[v2510 + e] : bfloat(0);
       }
-      const uint v2526 = v2412 + v2523;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2526 = v2412 + v2523;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2527 = v2526 < v3;
       const bool v2528 = v2525 && v2527;
-      const uint v2532 = v2531 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2532 = v2531 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2533 = v2532 + v2523;
       const uint v2534 = v2528 ? v2533 : v8;
-      const uint v2537 = v2418 + v2536;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2537 = v2418 + v2536;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2538 = v2537 + v2523;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2538 + e] = v2528 ? a[v2534 + e] : bfloat(0);
       }
-      const uint v2550 = v2412 + v2547;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2550 = v2412 + v2547;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2551 = v2550 < v3;
       const bool v2552 = v2549 && v2551;
-      const uint v2556 = v2555 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2556 = v2555 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2557 = v2556 + v2547;
       const uint v2558 = v2552 ? v2557 : v8;
-      const uint v2561 = v2418 + v2560;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2561 = v2418 + v2560;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2562 = v2561 + v2547;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2562 + e] = v2552 ? a[v2558 + e] : bfloat(0);
       }
-      const uint v2574 = v2412 + v2571;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2574 = v2412 + v2571;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2575 = v2574 < v3;
       const bool v2576 = v2573 && v2575;
-      const uint v2580 = v2579 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2580 = v2579 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2581 = v2580 + v2571;
       const uint v2582 = v2576 ? v2581 : v8;
-      const uint v2585 = v2418 + v2584;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2585 = v2418 + v2584;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2586 = v2585 + v2571;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2586 + e] = v2576 ? a[v2582 + e] : bfloat(0);
       }
-      const uint v2598 = v2412 + v2595;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2598 = v2412 + v2595;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2599 = v2598 < v3;
       const bool v2600 = v2597 && v2599;
-      const uint v2604 = v2603 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2604 = v2603 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2605 = v2604 + v2595;
       const uint v2606 = v2600 ? v2605 : v8;
-      const uint v2609 = v2418 + v2608;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2609 = v2418 + v2608;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2610 = v2609 + v2595;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2610 + e] = v2600 ? a[v2606 + e] : bfloat(0);
       }
-      const bool v2626 = v2623 && v2431;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2630 = v2629 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2626 = v2623 && v2431;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2630 = v2629 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2631 = v2630 + v2427;
       const uint v2632 = v2626 ? v2631 : v9;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2442 + e] = v2626 ? b[v2632 + e] : bfloat(0);
       }
-      const bool v2650 = v2647 && v2455;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2654 = v2653 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2650 = v2647 && v2455;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2654 = v2653 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2655 = v2654 + v2451;
       const uint v2656 = v2650 ? v2655 : v9;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2466 + e] = v2650 ? b[v2656 + e] : bfloat(0);
       }
-      const bool v2674 = v2671 && v2479;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2678 = v2677 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2674 = v2671 && v2479;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2678 = v2677 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2679 = v2678 + v2475;
       const uint v2680 = v2674 ? v2679 : v9;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2490 + e] = v2674 ? b[v2680 + e] : bfloat(0);
       }
-      const bool v2698 = v2695 && v2503;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2702 = v2701 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2698 = v2695 && v2503;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2702 = v2701 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2703 = v2702 + v2499;
       const uint v2704 = v2698 ? v2703 : v9;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2514 + e] = v2698 ? b[v2704 + e] : bfloat(0);
       }
-      const bool v2722 = v2719 && v2527;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2726 = v2725 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2722 = v2719 && v2527;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2726 = v2725 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2727 = v2726 + v2523;
       const uint v2728 = v2722 ? v2727 : v9;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2538 + e] = v2722 ? b[v2728 + e] : bfloat(0);
       }
-      const bool v2746 = v2743 && v2551;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2750 = v2749 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2746 = v2743 && v2551;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2750 = v2749 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2751 = v2750 + v2547;
       const uint v2752 = v2746 ? v2751 : v9;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2562 + e] = v2746 ? b[v2752 + e] : bfloat(0);
       }
-      const bool v2770 = v2767 && v2575;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2774 = v2773 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2770 = v2767 && v2575;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2774 = v2773 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2775 = v2774 + v2571;
       const uint v2776 = v2770 ? v2775 : v9;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2586 + e] = v2770 ? b[v2776 + e] : bfloat(0);
       }
-      const bool v2794 = v2791 && v2599;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2798 = v2797 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2794 = v2791 && v2599;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2798 = v2797 + v2412;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2799 = v2798 + v2595;
       const uint v2800 = v2794 ? v2799 : v9;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2610 + e] = v2794 ? b[v2800 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2813 = v2418 + v2812;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v2813 = v2418 + v2812;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v45, shm0, long(v2813), long(64u));
-      const uint v2819 = v2418 + v2818;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2819 = v2418 + v2818;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v47, shm1, long(v2819), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2826 = v2813 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2826 = v2813 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v45, shm0, long(v2826), long(64u));
-      const uint v2832 = v2819 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2832 = v2819 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v47, shm1, long(v2832), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2838 = v2813 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2838 = v2813 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v45, shm0, long(v2838), long(64u));
-      const uint v2844 = v2819 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2844 = v2819 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v47, shm1, long(v2844), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2850 = v2813 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2850 = v2813 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v45, shm0, long(v2850), long(64u));
-      const uint v2856 = v2819 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2856 = v2819 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v47, shm1, long(v2856), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v516 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v516 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v517 = iron_tid.x;
-    const uint v573 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v579 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v587 = v573 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v593 = v579 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v599 = v573 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v605 = v579 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v611 = v573 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v617 = v579 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v573 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v579 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v587 = v573 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v593 = v579 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v599 = v573 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v605 = v579 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v611 = v573 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v617 = v579 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v515 = 0u; v515 < v3; v515 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v519 = v517; v519 < 8192u; v519 += v516) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v521 = v519 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v523 = v519 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v524 = v28 + v521;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v515 = 0u; v515 < v3; v515 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v519 = v517; v519 < 8192u; v519 += v516) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v521 = v519 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v523 = v519 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v524 = v28 + v521;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v525 = v524 < v1;
         const uint v526 = v515 + v523;
         const bool v527 = v526 < v3;
         const bool v528 = v525 && v527;
         if (v528) {
-          const uint v530 = v524 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v530 = v524 * v3;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v531 = v8 + v530;
           const uint v532 = v531 + v515;
           const uint v533 = v532 + v523;
           const bfloat v534 = a[v533];
-          const uint v536 = v521 << 6u;
+          const uint v536 = v521 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v537 = v536 + v523;
           shm0[v537] = v534;
         } else {
-          const uint v539 = v521 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v539 = v521 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v540 = v539 + v523;
           shm0[v540] = bfloat(0.0f);
         }
       }
 
-      for (uint v545 = v517; v545 < 8192u; v545 += v516) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v547 = v545 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v549 = v545 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v550 = v32 + v547;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v545 = v517; v545 < 8192u; v545 += v516) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v547 = v545 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v549 = v545 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v550 = v32 + v547;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v551 = v550 < v2;
         const uint v552 = v515 + v549;
         const bool v553 = v552 < v3;
         const bool v554 = v551 && v553;
         if (v554) {
-          const uint v556 = v550 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v556 = v550 * v3;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v557 = v9 + v556;
           const uint v558 = v557 + v515;
           const uint v559 = v558 + v549;
           const bfloat v560 = b[v559];
-          const uint v562 = v547 << 6u;
+          const uint v562 = v547 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v563 = v562 + v549;
           shm1[v563] = v560;
         } else {
-          const uint v565 = v547 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v565 = v547 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v566 = v565 + v549;
           shm1[v566] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v45, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v47, shm1, long(v579), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v47, shm1, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v45, shm0, long(v599), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v47, shm1, long(v605), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v45, shm0, long(v611), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v47, shm1, long(v617), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v45, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v47, shm1, long(v579), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v47, shm1, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v45, shm0, long(v599), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v47, shm1, long(v605), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v45, shm0, long(v611), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v47, shm1, long(v617), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v618 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v618 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v619 = v28 + v37;
-  const uint v620 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v620 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v621 = v619 + v620;
-  const uint v622 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v622 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v623 = v618 + v622;
-  const bool v624 = v621 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v624 = v621 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v625 = v623 < v2;
   const bool v626 = v624 && v625;
   if (v626) {
@@ -509,11 +509,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v633 = v632 + v623;
     out[v633] = v629;
   }
-  const uint v634 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v634 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v635 = v619 + v634;
-  const uint v636 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v636 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v637 = v618 + v636;
-  const bool v638 = v635 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v638 = v635 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v639 = v637 < v2;
   const bool v640 = v638 && v639;
   if (v640) {
@@ -526,11 +526,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v647 = v646 + v637;
     out[v647] = v643;
   }
-  const uint v648 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v648 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v649 = v619 + v648;
-  const uint v650 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v650 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v651 = v618 + v650;
-  const bool v652 = v649 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v652 = v649 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v653 = v651 < v2;
   const bool v654 = v652 && v653;
   if (v654) {
@@ -543,11 +543,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v661 = v660 + v651;
     out[v661] = v657;
   }
-  const uint v662 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v662 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v663 = v619 + v662;
-  const uint v664 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v664 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v665 = v618 + v664;
-  const bool v666 = v663 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v666 = v663 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v667 = v665 < v2;
   const bool v668 = v666 && v667;
   if (v668) {
@@ -560,11 +560,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v675 = v674 + v665;
     out[v675] = v671;
   }
-  const uint v676 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v676 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v677 = v619 + v676;
-  const uint v678 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v678 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v679 = v618 + v678;
-  const bool v680 = v677 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v680 = v677 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v681 = v679 < v2;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -577,11 +577,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v689 = v688 + v679;
     out[v689] = v685;
   }
-  const uint v690 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v690 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v691 = v619 + v690;
-  const uint v692 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v692 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v693 = v618 + v692;
-  const bool v694 = v691 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v694 = v691 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v695 = v693 < v2;
   const bool v696 = v694 && v695;
   if (v696) {
@@ -594,11 +594,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v703 = v702 + v693;
     out[v703] = v699;
   }
-  const uint v704 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v704 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v705 = v619 + v704;
-  const uint v706 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v706 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v707 = v618 + v706;
-  const bool v708 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v708 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v709 = v707 < v2;
   const bool v710 = v708 && v709;
   if (v710) {
@@ -611,11 +611,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v717 = v716 + v707;
     out[v717] = v713;
   }
-  const uint v718 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v718 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v719 = v619 + v718;
-  const uint v720 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v720 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v721 = v618 + v720;
-  const bool v722 = v719 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v722 = v719 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v723 = v721 < v2;
   const bool v724 = v722 && v723;
   if (v724) {
@@ -628,11 +628,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v731 = v730 + v721;
     out[v731] = v727;
   }
-  const uint v732 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v732 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v733 = v619 + v732;
-  const uint v734 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v734 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v735 = v618 + v734;
-  const bool v736 = v733 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v736 = v733 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v737 = v735 < v2;
   const bool v738 = v736 && v737;
   if (v738) {
@@ -645,11 +645,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v745 = v744 + v735;
     out[v745] = v741;
   }
-  const uint v746 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v746 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v747 = v619 + v746;
-  const uint v748 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v748 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v749 = v618 + v748;
-  const bool v750 = v747 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v750 = v747 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v751 = v749 < v2;
   const bool v752 = v750 && v751;
   if (v752) {
@@ -662,11 +662,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v759 = v758 + v749;
     out[v759] = v755;
   }
-  const uint v760 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v760 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v761 = v619 + v760;
-  const uint v762 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v762 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v763 = v618 + v762;
-  const bool v764 = v761 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v764 = v761 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v765 = v763 < v2;
   const bool v766 = v764 && v765;
   if (v766) {
@@ -679,11 +679,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v773 = v772 + v763;
     out[v773] = v769;
   }
-  const uint v774 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v774 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v775 = v619 + v774;
-  const uint v776 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v776 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v777 = v618 + v776;
-  const bool v778 = v775 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v778 = v775 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v779 = v777 < v2;
   const bool v780 = v778 && v779;
   if (v780) {
@@ -696,11 +696,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v787 = v786 + v777;
     out[v787] = v783;
   }
-  const uint v788 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v788 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v789 = v619 + v788;
-  const uint v790 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v790 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v791 = v618 + v790;
-  const bool v792 = v789 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v792 = v789 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v793 = v791 < v2;
   const bool v794 = v792 && v793;
   if (v794) {
@@ -713,11 +713,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v801 = v800 + v791;
     out[v801] = v797;
   }
-  const uint v802 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v802 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v803 = v619 + v802;
-  const uint v804 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v804 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v805 = v618 + v804;
-  const bool v806 = v803 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v806 = v803 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v807 = v805 < v2;
   const bool v808 = v806 && v807;
   if (v808) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v815 = v814 + v805;
     out[v815] = v811;
   }
-  const uint v816 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v816 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v817 = v619 + v816;
-  const uint v818 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v818 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v819 = v618 + v818;
-  const bool v820 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v820 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v821 = v819 < v2;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -747,11 +747,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v829 = v828 + v819;
     out[v829] = v825;
   }
-  const uint v830 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v830 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v831 = v619 + v830;
-  const uint v832 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v832 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v833 = v618 + v832;
-  const bool v834 = v831 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v834 = v831 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v835 = v833 < v2;
   const bool v836 = v834 && v835;
   if (v836) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v843 = v842 + v833;
     out[v843] = v839;
   }
-  const uint v844 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v844 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v845 = v619 + v844;
-  const uint v846 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v846 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v847 = v618 + v846;
-  const bool v848 = v845 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v848 = v845 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v849 = v847 < v2;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -781,11 +781,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v857 = v856 + v847;
     out[v857] = v853;
   }
-  const uint v858 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v858 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v859 = v619 + v858;
-  const uint v860 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v860 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v861 = v618 + v860;
-  const bool v862 = v859 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v862 = v859 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v863 = v861 < v2;
   const bool v864 = v862 && v863;
   if (v864) {
@@ -798,11 +798,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v871 = v870 + v861;
     out[v871] = v867;
   }
-  const uint v872 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v872 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v873 = v619 + v872;
-  const uint v874 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v874 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v875 = v618 + v874;
-  const bool v876 = v873 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v876 = v873 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v877 = v875 < v2;
   const bool v878 = v876 && v877;
   if (v878) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v885 = v884 + v875;
     out[v885] = v881;
   }
-  const uint v886 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v886 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v887 = v619 + v886;
-  const uint v888 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v888 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v889 = v618 + v888;
-  const bool v890 = v887 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v890 = v887 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v891 = v889 < v2;
   const bool v892 = v890 && v891;
   if (v892) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v899 = v898 + v889;
     out[v899] = v895;
   }
-  const uint v900 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v900 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v901 = v619 + v900;
-  const uint v902 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v902 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v903 = v618 + v902;
-  const bool v904 = v901 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v904 = v901 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v905 = v903 < v2;
   const bool v906 = v904 && v905;
   if (v906) {
@@ -849,11 +849,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v913 = v912 + v903;
     out[v913] = v909;
   }
-  const uint v914 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v914 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v915 = v619 + v914;
-  const uint v916 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v916 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v917 = v618 + v916;
-  const bool v918 = v915 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v918 = v915 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v919 = v917 < v2;
   const bool v920 = v918 && v919;
   if (v920) {
@@ -866,11 +866,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v927 = v926 + v917;
     out[v927] = v923;
   }
-  const uint v928 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v928 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v929 = v619 + v928;
-  const uint v930 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v930 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v931 = v618 + v930;
-  const bool v932 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v932 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v933 = v931 < v2;
   const bool v934 = v932 && v933;
   if (v934) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v941 = v940 + v931;
     out[v941] = v937;
   }
-  const uint v942 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v942 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v943 = v619 + v942;
-  const uint v944 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v944 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v945 = v618 + v944;
-  const bool v946 = v943 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v946 = v943 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v947 = v945 < v2;
   const bool v948 = v946 && v947;
   if (v948) {
@@ -900,11 +900,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v955 = v954 + v945;
     out[v955] = v951;
   }
-  const uint v956 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v956 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v957 = v619 + v956;
-  const uint v958 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v958 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v959 = v618 + v958;
-  const bool v960 = v957 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v960 = v957 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v961 = v959 < v2;
   const bool v962 = v960 && v961;
   if (v962) {
@@ -917,11 +917,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v969 = v968 + v959;
     out[v969] = v965;
   }
-  const uint v970 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v970 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v971 = v619 + v970;
-  const uint v972 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v972 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v973 = v618 + v972;
-  const bool v974 = v971 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v974 = v971 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v975 = v973 < v2;
   const bool v976 = v974 && v975;
   if (v976) {
@@ -934,11 +934,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v983 = v982 + v973;
     out[v983] = v979;
   }
-  const uint v984 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v984 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v985 = v619 + v984;
-  const uint v986 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v986 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v987 = v618 + v986;
-  const bool v988 = v985 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v988 = v985 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v989 = v987 < v2;
   const bool v990 = v988 && v989;
   if (v990) {
@@ -951,11 +951,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v997 = v996 + v987;
     out[v997] = v993;
   }
-  const uint v998 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v998 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v999 = v619 + v998;
-  const uint v1000 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1000 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1001 = v618 + v1000;
-  const bool v1002 = v999 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1002 = v999 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1003 = v1001 < v2;
   const bool v1004 = v1002 && v1003;
   if (v1004) {
@@ -968,11 +968,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1011 = v1010 + v1001;
     out[v1011] = v1007;
   }
-  const uint v1012 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1012 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1013 = v619 + v1012;
-  const uint v1014 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1014 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1015 = v618 + v1014;
-  const bool v1016 = v1013 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1016 = v1013 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1017 = v1015 < v2;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
@@ -985,11 +985,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1025 = v1024 + v1015;
     out[v1025] = v1021;
   }
-  const uint v1026 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1026 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1027 = v619 + v1026;
-  const uint v1028 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1028 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1029 = v618 + v1028;
-  const bool v1030 = v1027 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1030 = v1027 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1031 = v1029 < v2;
   const bool v1032 = v1030 && v1031;
   if (v1032) {
@@ -1002,11 +1002,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1039 = v1038 + v1029;
     out[v1039] = v1035;
   }
-  const uint v1040 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1040 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1041 = v619 + v1040;
-  const uint v1042 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1042 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1043 = v618 + v1042;
-  const bool v1044 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1044 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1045 = v1043 < v2;
   const bool v1046 = v1044 && v1045;
   if (v1046) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1053 = v1052 + v1043;
     out[v1053] = v1049;
   }
-  const uint v1054 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1054 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1055 = v619 + v1054;
-  const uint v1056 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1056 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1057 = v618 + v1056;
-  const bool v1058 = v1055 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1058 = v1055 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1059 = v1057 < v2;
   const bool v1060 = v1058 && v1059;
   if (v1060) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1067 = v1066 + v1057;
     out[v1067] = v1063;
   }
-  const uint v1068 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1068 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1069 = v619 + v1068;
-  const uint v1070 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1070 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1071 = v618 + v1070;
-  const bool v1072 = v1069 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1072 = v1069 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1073 = v1071 < v2;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1053,11 +1053,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1081 = v1080 + v1071;
     out[v1081] = v1077;
   }
-  const uint v1082 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1082 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1083 = v619 + v1082;
-  const uint v1084 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1084 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1085 = v618 + v1084;
-  const bool v1086 = v1083 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1086 = v1083 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1087 = v1085 < v2;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -1070,11 +1070,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1095 = v1094 + v1085;
     out[v1095] = v1091;
   }
-  const uint v1096 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1096 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1097 = v619 + v1096;
-  const uint v1098 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1098 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1099 = v618 + v1098;
-  const bool v1100 = v1097 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1100 = v1097 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1101 = v1099 < v2;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
@@ -1087,11 +1087,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1109 = v1108 + v1099;
     out[v1109] = v1105;
   }
-  const uint v1110 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1110 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1111 = v619 + v1110;
-  const uint v1112 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1112 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1113 = v618 + v1112;
-  const bool v1114 = v1111 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1114 = v1111 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1115 = v1113 < v2;
   const bool v1116 = v1114 && v1115;
   if (v1116) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1123 = v1122 + v1113;
     out[v1123] = v1119;
   }
-  const uint v1124 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1124 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1125 = v619 + v1124;
-  const uint v1126 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1126 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1127 = v618 + v1126;
-  const bool v1128 = v1125 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1128 = v1125 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1129 = v1127 < v2;
   const bool v1130 = v1128 && v1129;
   if (v1130) {
@@ -1121,11 +1121,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1137 = v1136 + v1127;
     out[v1137] = v1133;
   }
-  const uint v1138 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1138 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1139 = v619 + v1138;
-  const uint v1140 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1140 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1141 = v618 + v1140;
-  const bool v1142 = v1139 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1142 = v1139 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1143 = v1141 < v2;
   const bool v1144 = v1142 && v1143;
   if (v1144) {
@@ -1138,11 +1138,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1151 = v1150 + v1141;
     out[v1151] = v1147;
   }
-  const uint v1152 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1152 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1153 = v619 + v1152;
-  const uint v1154 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1154 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1155 = v618 + v1154;
-  const bool v1156 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1156 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1157 = v1155 < v2;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
@@ -1155,11 +1155,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1165 = v1164 + v1155;
     out[v1165] = v1161;
   }
-  const uint v1166 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1166 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1167 = v619 + v1166;
-  const uint v1168 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1168 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1169 = v618 + v1168;
-  const bool v1170 = v1167 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1170 = v1167 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1171 = v1169 < v2;
   const bool v1172 = v1170 && v1171;
   if (v1172) {
@@ -1172,11 +1172,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1179 = v1178 + v1169;
     out[v1179] = v1175;
   }
-  const uint v1180 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1180 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1181 = v619 + v1180;
-  const uint v1182 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1182 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1183 = v618 + v1182;
-  const bool v1184 = v1181 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1184 = v1181 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1185 = v1183 < v2;
   const bool v1186 = v1184 && v1185;
   if (v1186) {
@@ -1189,11 +1189,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1193 = v1192 + v1183;
     out[v1193] = v1189;
   }
-  const uint v1194 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1194 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1195 = v619 + v1194;
-  const uint v1196 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1196 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1197 = v618 + v1196;
-  const bool v1198 = v1195 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1198 = v1195 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1199 = v1197 < v2;
   const bool v1200 = v1198 && v1199;
   if (v1200) {
@@ -1206,11 +1206,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1207 = v1206 + v1197;
     out[v1207] = v1203;
   }
-  const uint v1208 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1208 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1209 = v619 + v1208;
-  const uint v1210 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1210 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1211 = v618 + v1210;
-  const bool v1212 = v1209 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1212 = v1209 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1213 = v1211 < v2;
   const bool v1214 = v1212 && v1213;
   if (v1214) {
@@ -1223,11 +1223,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1221 = v1220 + v1211;
     out[v1221] = v1217;
   }
-  const uint v1222 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1222 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1223 = v619 + v1222;
-  const uint v1224 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1224 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1225 = v618 + v1224;
-  const bool v1226 = v1223 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1226 = v1223 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1227 = v1225 < v2;
   const bool v1228 = v1226 && v1227;
   if (v1228) {
@@ -1240,11 +1240,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1235 = v1234 + v1225;
     out[v1235] = v1231;
   }
-  const uint v1236 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1236 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1237 = v619 + v1236;
-  const uint v1238 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1238 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1239 = v618 + v1238;
-  const bool v1240 = v1237 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1240 = v1237 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1241 = v1239 < v2;
   const bool v1242 = v1240 && v1241;
   if (v1242) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1249 = v1248 + v1239;
     out[v1249] = v1245;
   }
-  const uint v1250 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1250 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1251 = v619 + v1250;
-  const uint v1252 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1252 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1253 = v618 + v1252;
-  const bool v1254 = v1251 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1254 = v1251 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1255 = v1253 < v2;
   const bool v1256 = v1254 && v1255;
   if (v1256) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1263 = v1262 + v1253;
     out[v1263] = v1259;
   }
-  const uint v1264 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1264 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1265 = v619 + v1264;
-  const uint v1266 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1266 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1267 = v618 + v1266;
-  const bool v1268 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1268 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1269 = v1267 < v2;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1277 = v1276 + v1267;
     out[v1277] = v1273;
   }
-  const uint v1278 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1278 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1279 = v619 + v1278;
-  const uint v1280 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1280 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1281 = v618 + v1280;
-  const bool v1282 = v1279 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1282 = v1279 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1283 = v1281 < v2;
   const bool v1284 = v1282 && v1283;
   if (v1284) {
@@ -1308,11 +1308,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1291 = v1290 + v1281;
     out[v1291] = v1287;
   }
-  const uint v1292 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1292 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1293 = v619 + v1292;
-  const uint v1294 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1294 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1295 = v618 + v1294;
-  const bool v1296 = v1293 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1296 = v1293 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1297 = v1295 < v2;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1325,11 +1325,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1305 = v1304 + v1295;
     out[v1305] = v1301;
   }
-  const uint v1306 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1306 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1307 = v619 + v1306;
-  const uint v1308 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1308 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1309 = v618 + v1308;
-  const bool v1310 = v1307 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1310 = v1307 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1311 = v1309 < v2;
   const bool v1312 = v1310 && v1311;
   if (v1312) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1319 = v1318 + v1309;
     out[v1319] = v1315;
   }
-  const uint v1320 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1320 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1321 = v619 + v1320;
-  const uint v1322 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1322 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1323 = v618 + v1322;
-  const bool v1324 = v1321 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1324 = v1321 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1325 = v1323 < v2;
   const bool v1326 = v1324 && v1325;
   if (v1326) {
@@ -1359,11 +1359,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1333 = v1332 + v1323;
     out[v1333] = v1329;
   }
-  const uint v1334 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1334 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1335 = v619 + v1334;
-  const uint v1336 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1336 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1337 = v618 + v1336;
-  const bool v1338 = v1335 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1338 = v1335 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1339 = v1337 < v2;
   const bool v1340 = v1338 && v1339;
   if (v1340) {
@@ -1376,11 +1376,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1347 = v1346 + v1337;
     out[v1347] = v1343;
   }
-  const uint v1348 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1348 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1349 = v619 + v1348;
-  const uint v1350 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1350 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1351 = v618 + v1350;
-  const bool v1352 = v1349 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1352 = v1349 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1353 = v1351 < v2;
   const bool v1354 = v1352 && v1353;
   if (v1354) {
@@ -1393,11 +1393,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1361 = v1360 + v1351;
     out[v1361] = v1357;
   }
-  const uint v1362 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1362 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1363 = v619 + v1362;
-  const uint v1364 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1364 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1365 = v618 + v1364;
-  const bool v1366 = v1363 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1366 = v1363 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1367 = v1365 < v2;
   const bool v1368 = v1366 && v1367;
   if (v1368) {
@@ -1410,11 +1410,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1375 = v1374 + v1365;
     out[v1375] = v1371;
   }
-  const uint v1376 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1376 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1377 = v619 + v1376;
-  const uint v1378 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1378 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1379 = v618 + v1378;
-  const bool v1380 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1380 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1381 = v1379 < v2;
   const bool v1382 = v1380 && v1381;
   if (v1382) {
@@ -1427,11 +1427,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1389 = v1388 + v1379;
     out[v1389] = v1385;
   }
-  const uint v1390 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1390 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1391 = v619 + v1390;
-  const uint v1392 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1392 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1393 = v618 + v1392;
-  const bool v1394 = v1391 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1394 = v1391 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1395 = v1393 < v2;
   const bool v1396 = v1394 && v1395;
   if (v1396) {
@@ -1444,11 +1444,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1403 = v1402 + v1393;
     out[v1403] = v1399;
   }
-  const uint v1404 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1404 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1405 = v619 + v1404;
-  const uint v1406 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1406 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1407 = v618 + v1406;
-  const bool v1408 = v1405 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1408 = v1405 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1409 = v1407 < v2;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
@@ -1461,11 +1461,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1417 = v1416 + v1407;
     out[v1417] = v1413;
   }
-  const uint v1418 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1418 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1419 = v619 + v1418;
-  const uint v1420 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1420 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1421 = v618 + v1420;
-  const bool v1422 = v1419 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1422 = v1419 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1423 = v1421 < v2;
   const bool v1424 = v1422 && v1423;
   if (v1424) {
@@ -1478,11 +1478,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1431 = v1430 + v1421;
     out[v1431] = v1427;
   }
-  const uint v1432 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1432 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1433 = v619 + v1432;
-  const uint v1434 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1434 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1435 = v618 + v1434;
-  const bool v1436 = v1433 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1436 = v1433 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1437 = v1435 < v2;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1495,11 +1495,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1445 = v1444 + v1435;
     out[v1445] = v1441;
   }
-  const uint v1446 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1446 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1447 = v619 + v1446;
-  const uint v1448 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1448 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1449 = v618 + v1448;
-  const bool v1450 = v1447 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1450 = v1447 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1451 = v1449 < v2;
   const bool v1452 = v1450 && v1451;
   if (v1452) {
@@ -1512,11 +1512,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1459 = v1458 + v1449;
     out[v1459] = v1455;
   }
-  const uint v1460 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1460 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1461 = v619 + v1460;
-  const uint v1462 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1462 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1463 = v618 + v1462;
-  const bool v1464 = v1461 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1464 = v1461 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1465 = v1463 < v2;
   const bool v1466 = v1464 && v1465;
   if (v1466) {
@@ -1529,11 +1529,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1473 = v1472 + v1463;
     out[v1473] = v1469;
   }
-  const uint v1474 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1474 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1475 = v619 + v1474;
-  const uint v1476 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1476 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1477 = v618 + v1476;
-  const bool v1478 = v1475 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1478 = v1475 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1479 = v1477 < v2;
   const bool v1480 = v1478 && v1479;
   if (v1480) {
@@ -1546,11 +1546,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1487 = v1486 + v1477;
     out[v1487] = v1483;
   }
-  const uint v1488 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1488 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1489 = v619 + v1488;
-  const uint v1490 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1490 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1491 = v618 + v1490;
-  const bool v1492 = v1489 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1492 = v1489 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1493 = v1491 < v2;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
@@ -1563,11 +1563,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1501 = v1500 + v1491;
     out[v1501] = v1497;
   }
-  const uint v1502 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1502 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1503 = v619 + v1502;
-  const uint v1504 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1504 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1505 = v618 + v1504;
-  const bool v1506 = v1503 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1506 = v1503 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1507 = v1505 < v2;
   const bool v1508 = v1506 && v1507;
   if (v1508) {
@@ -1580,11 +1580,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1515 = v1514 + v1505;
     out[v1515] = v1511;
   }
-  const uint v1516 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1516 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1517 = v619 + v1516;
-  const uint v1518 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1518 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1519 = v618 + v1518;
-  const bool v1520 = v1517 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1520 = v1517 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1521 = v1519 < v2;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1597,11 +1597,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1529 = v1528 + v1519;
     out[v1529] = v1525;
   }
-  const uint v1530 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1530 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1531 = v619 + v1530;
-  const uint v1532 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1532 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1533 = v618 + v1532;
-  const bool v1534 = v1531 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1534 = v1531 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1535 = v1533 < v2;
   const bool v1536 = v1534 && v1535;
   if (v1536) {
@@ -1614,11 +1614,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1543 = v1542 + v1533;
     out[v1543] = v1539;
   }
-  const uint v1544 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1544 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1545 = v619 + v1544;
-  const uint v1546 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1546 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1547 = v618 + v1546;
-  const bool v1548 = v1545 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1548 = v1545 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1549 = v1547 < v2;
   const bool v1550 = v1548 && v1549;
   if (v1550) {
@@ -1631,11 +1631,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1557 = v1556 + v1547;
     out[v1557] = v1553;
   }
-  const uint v1558 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1558 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1559 = v619 + v1558;
-  const uint v1560 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1560 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1561 = v618 + v1560;
-  const bool v1562 = v1559 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1562 = v1559 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1563 = v1561 < v2;
   const bool v1564 = v1562 && v1563;
   if (v1564) {
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1571 = v1570 + v1561;
     out[v1571] = v1567;
   }
-  const uint v1572 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1572 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1573 = v619 + v1572;
-  const uint v1574 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1574 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1575 = v618 + v1574;
-  const bool v1576 = v1573 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1576 = v1573 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1577 = v1575 < v2;
   const bool v1578 = v1576 && v1577;
   if (v1578) {
@@ -1665,11 +1665,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1585 = v1584 + v1575;
     out[v1585] = v1581;
   }
-  const uint v1586 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1586 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1587 = v619 + v1586;
-  const uint v1588 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1588 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1589 = v618 + v1588;
-  const bool v1590 = v1587 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1590 = v1587 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1591 = v1589 < v2;
   const bool v1592 = v1590 && v1591;
   if (v1592) {
@@ -1682,11 +1682,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1599 = v1598 + v1589;
     out[v1599] = v1595;
   }
-  const uint v1600 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1600 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1601 = v619 + v1600;
-  const uint v1602 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1602 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1603 = v618 + v1602;
-  const bool v1604 = v1601 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1604 = v1601 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1605 = v1603 < v2;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -1699,11 +1699,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1613 = v1612 + v1603;
     out[v1613] = v1609;
   }
-  const uint v1614 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1614 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1615 = v619 + v1614;
-  const uint v1616 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1616 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1617 = v618 + v1616;
-  const bool v1618 = v1615 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1618 = v1615 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1619 = v1617 < v2;
   const bool v1620 = v1618 && v1619;
   if (v1620) {
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1627 = v1626 + v1617;
     out[v1627] = v1623;
   }
-  const uint v1628 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1628 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1629 = v619 + v1628;
-  const uint v1630 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1630 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1631 = v618 + v1630;
-  const bool v1632 = v1629 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1632 = v1629 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1633 = v1631 < v2;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1641 = v1640 + v1631;
     out[v1641] = v1637;
   }
-  const uint v1642 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1642 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1643 = v619 + v1642;
-  const uint v1644 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1644 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1645 = v618 + v1644;
-  const bool v1646 = v1643 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1646 = v1643 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1647 = v1645 < v2;
   const bool v1648 = v1646 && v1647;
   if (v1648) {
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1655 = v1654 + v1645;
     out[v1655] = v1651;
   }
-  const uint v1656 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1656 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1657 = v619 + v1656;
-  const uint v1658 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1658 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1659 = v618 + v1658;
-  const bool v1660 = v1657 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1660 = v1657 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1661 = v1659 < v2;
   const bool v1662 = v1660 && v1661;
   if (v1662) {
@@ -1767,11 +1767,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1669 = v1668 + v1659;
     out[v1669] = v1665;
   }
-  const uint v1670 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1670 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1671 = v619 + v1670;
-  const uint v1672 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1672 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1673 = v618 + v1672;
-  const bool v1674 = v1671 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1674 = v1671 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1675 = v1673 < v2;
   const bool v1676 = v1674 && v1675;
   if (v1676) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1683 = v1682 + v1673;
     out[v1683] = v1679;
   }
-  const uint v1684 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1684 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1685 = v619 + v1684;
-  const uint v1686 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1686 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1687 = v618 + v1686;
-  const bool v1688 = v1685 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1688 = v1685 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1689 = v1687 < v2;
   const bool v1690 = v1688 && v1689;
   if (v1690) {
@@ -1801,11 +1801,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1697 = v1696 + v1687;
     out[v1697] = v1693;
   }
-  const uint v1698 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1698 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1699 = v619 + v1698;
-  const uint v1700 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1700 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1701 = v618 + v1700;
-  const bool v1702 = v1699 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1702 = v1699 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1703 = v1701 < v2;
   const bool v1704 = v1702 && v1703;
   if (v1704) {
@@ -1818,11 +1818,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1711 = v1710 + v1701;
     out[v1711] = v1707;
   }
-  const uint v1712 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1712 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1713 = v619 + v1712;
-  const uint v1714 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1714 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1715 = v618 + v1714;
-  const bool v1716 = v1713 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1716 = v1713 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1717 = v1715 < v2;
   const bool v1718 = v1716 && v1717;
   if (v1718) {
@@ -1835,11 +1835,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1725 = v1724 + v1715;
     out[v1725] = v1721;
   }
-  const uint v1726 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1726 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1727 = v619 + v1726;
-  const uint v1728 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1728 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1729 = v618 + v1728;
-  const bool v1730 = v1727 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1730 = v1727 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1731 = v1729 < v2;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1739 = v1738 + v1729;
     out[v1739] = v1735;
   }
-  const uint v1740 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1740 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1741 = v619 + v1740;
-  const uint v1742 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1742 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1743 = v618 + v1742;
-  const bool v1744 = v1741 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1744 = v1741 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1745 = v1743 < v2;
   const bool v1746 = v1744 && v1745;
   if (v1746) {
@@ -1869,11 +1869,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1753 = v1752 + v1743;
     out[v1753] = v1749;
   }
-  const uint v1754 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1754 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1755 = v619 + v1754;
-  const uint v1756 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1756 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1757 = v618 + v1756;
-  const bool v1758 = v1755 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1758 = v1755 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1759 = v1757 < v2;
   const bool v1760 = v1758 && v1759;
   if (v1760) {
@@ -1886,11 +1886,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1767 = v1766 + v1757;
     out[v1767] = v1763;
   }
-  const uint v1768 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1768 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1769 = v619 + v1768;
-  const uint v1770 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1770 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1771 = v618 + v1770;
-  const bool v1772 = v1769 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1772 = v1769 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1773 = v1771 < v2;
   const bool v1774 = v1772 && v1773;
   if (v1774) {
@@ -1903,11 +1903,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1781 = v1780 + v1771;
     out[v1781] = v1777;
   }
-  const uint v1782 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1782 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1783 = v619 + v1782;
-  const uint v1784 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1784 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1785 = v618 + v1784;
-  const bool v1786 = v1783 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1786 = v1783 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1787 = v1785 < v2;
   const bool v1788 = v1786 && v1787;
   if (v1788) {
@@ -1920,11 +1920,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1795 = v1794 + v1785;
     out[v1795] = v1791;
   }
-  const uint v1796 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1796 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1797 = v619 + v1796;
-  const uint v1798 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1798 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1799 = v618 + v1798;
-  const bool v1800 = v1797 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1800 = v1797 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1801 = v1799 < v2;
   const bool v1802 = v1800 && v1801;
   if (v1802) {
@@ -1937,11 +1937,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1809 = v1808 + v1799;
     out[v1809] = v1805;
   }
-  const uint v1810 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1810 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1811 = v619 + v1810;
-  const uint v1812 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1812 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1813 = v618 + v1812;
-  const bool v1814 = v1811 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1814 = v1811 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1815 = v1813 < v2;
   const bool v1816 = v1814 && v1815;
   if (v1816) {
@@ -1954,11 +1954,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1823 = v1822 + v1813;
     out[v1823] = v1819;
   }
-  const uint v1824 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1824 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1825 = v619 + v1824;
-  const uint v1826 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1826 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1827 = v618 + v1826;
-  const bool v1828 = v1825 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1828 = v1825 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1829 = v1827 < v2;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -1971,11 +1971,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1837 = v1836 + v1827;
     out[v1837] = v1833;
   }
-  const uint v1838 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1838 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1839 = v619 + v1838;
-  const uint v1840 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1840 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1841 = v618 + v1840;
-  const bool v1842 = v1839 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1842 = v1839 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1843 = v1841 < v2;
   const bool v1844 = v1842 && v1843;
   if (v1844) {
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1851 = v1850 + v1841;
     out[v1851] = v1847;
   }
-  const uint v1852 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1852 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1853 = v619 + v1852;
-  const uint v1854 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1854 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1855 = v618 + v1854;
-  const bool v1856 = v1853 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1856 = v1853 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1857 = v1855 < v2;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1865 = v1864 + v1855;
     out[v1865] = v1861;
   }
-  const uint v1866 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1866 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1867 = v619 + v1866;
-  const uint v1868 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1868 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1869 = v618 + v1868;
-  const bool v1870 = v1867 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1870 = v1867 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1871 = v1869 < v2;
   const bool v1872 = v1870 && v1871;
   if (v1872) {
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1879 = v1878 + v1869;
     out[v1879] = v1875;
   }
-  const uint v1880 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1880 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1881 = v619 + v1880;
-  const uint v1882 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1882 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1883 = v618 + v1882;
-  const bool v1884 = v1881 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1884 = v1881 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1885 = v1883 < v2;
   const bool v1886 = v1884 && v1885;
   if (v1886) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1893 = v1892 + v1883;
     out[v1893] = v1889;
   }
-  const uint v1894 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1894 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1895 = v619 + v1894;
-  const uint v1896 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1896 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1897 = v618 + v1896;
-  const bool v1898 = v1895 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1898 = v1895 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1899 = v1897 < v2;
   const bool v1900 = v1898 && v1899;
   if (v1900) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1907 = v1906 + v1897;
     out[v1907] = v1903;
   }
-  const uint v1908 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1908 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1909 = v619 + v1908;
-  const uint v1910 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1910 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1911 = v618 + v1910;
-  const bool v1912 = v1909 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1912 = v1909 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1913 = v1911 < v2;
   const bool v1914 = v1912 && v1913;
   if (v1914) {
@@ -2073,11 +2073,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1921 = v1920 + v1911;
     out[v1921] = v1917;
   }
-  const uint v1922 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1922 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1923 = v619 + v1922;
-  const uint v1924 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1924 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1925 = v618 + v1924;
-  const bool v1926 = v1923 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1926 = v1923 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1927 = v1925 < v2;
   const bool v1928 = v1926 && v1927;
   if (v1928) {
@@ -2090,11 +2090,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1935 = v1934 + v1925;
     out[v1935] = v1931;
   }
-  const uint v1936 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1936 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1937 = v619 + v1936;
-  const uint v1938 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1938 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1939 = v618 + v1938;
-  const bool v1940 = v1937 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1940 = v1937 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1941 = v1939 < v2;
   const bool v1942 = v1940 && v1941;
   if (v1942) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1949 = v1948 + v1939;
     out[v1949] = v1945;
   }
-  const uint v1950 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1950 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1951 = v619 + v1950;
-  const uint v1952 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1952 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1953 = v618 + v1952;
-  const bool v1954 = v1951 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1954 = v1951 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1955 = v1953 < v2;
   const bool v1956 = v1954 && v1955;
   if (v1956) {
@@ -2124,11 +2124,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1963 = v1962 + v1953;
     out[v1963] = v1959;
   }
-  const uint v1964 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1964 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1965 = v619 + v1964;
-  const uint v1966 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1966 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1967 = v618 + v1966;
-  const bool v1968 = v1965 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1968 = v1965 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1969 = v1967 < v2;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
@@ -2141,11 +2141,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1977 = v1976 + v1967;
     out[v1977] = v1973;
   }
-  const uint v1978 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1978 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1979 = v619 + v1978;
-  const uint v1980 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1980 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1981 = v618 + v1980;
-  const bool v1982 = v1979 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1982 = v1979 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1983 = v1981 < v2;
   const bool v1984 = v1982 && v1983;
   if (v1984) {
@@ -2158,11 +2158,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1991 = v1990 + v1981;
     out[v1991] = v1987;
   }
-  const uint v1992 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1992 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1993 = v619 + v1992;
-  const uint v1994 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1994 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1995 = v618 + v1994;
-  const bool v1996 = v1993 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1996 = v1993 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1997 = v1995 < v2;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
@@ -2175,11 +2175,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2005 = v2004 + v1995;
     out[v2005] = v2001;
   }
-  const uint v2006 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2006 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2007 = v619 + v2006;
-  const uint v2008 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2008 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2009 = v618 + v2008;
-  const bool v2010 = v2007 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2010 = v2007 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2011 = v2009 < v2;
   const bool v2012 = v2010 && v2011;
   if (v2012) {
@@ -2192,11 +2192,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2019 = v2018 + v2009;
     out[v2019] = v2015;
   }
-  const uint v2020 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2020 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2021 = v619 + v2020;
-  const uint v2022 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2022 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2023 = v618 + v2022;
-  const bool v2024 = v2021 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2024 = v2021 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2025 = v2023 < v2;
   const bool v2026 = v2024 && v2025;
   if (v2026) {
@@ -2209,11 +2209,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2033 = v2032 + v2023;
     out[v2033] = v2029;
   }
-  const uint v2034 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2034 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2035 = v619 + v2034;
-  const uint v2036 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2036 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2037 = v618 + v2036;
-  const bool v2038 = v2035 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2038 = v2035 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2039 = v2037 < v2;
   const bool v2040 = v2038 && v2039;
   if (v2040) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2047 = v2046 + v2037;
     out[v2047] = v2043;
   }
-  const uint v2048 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2048 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2049 = v619 + v2048;
-  const uint v2050 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2050 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2051 = v618 + v2050;
-  const bool v2052 = v2049 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2052 = v2049 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2053 = v2051 < v2;
   const bool v2054 = v2052 && v2053;
   if (v2054) {
@@ -2243,11 +2243,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2061 = v2060 + v2051;
     out[v2061] = v2057;
   }
-  const uint v2062 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2062 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2063 = v619 + v2062;
-  const uint v2064 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2064 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2065 = v618 + v2064;
-  const bool v2066 = v2063 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2066 = v2063 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2067 = v2065 < v2;
   const bool v2068 = v2066 && v2067;
   if (v2068) {
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2075 = v2074 + v2065;
     out[v2075] = v2071;
   }
-  const uint v2076 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2076 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2077 = v619 + v2076;
-  const uint v2078 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2078 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2079 = v618 + v2078;
-  const bool v2080 = v2077 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2080 = v2077 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2081 = v2079 < v2;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -2277,11 +2277,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2089 = v2088 + v2079;
     out[v2089] = v2085;
   }
-  const uint v2090 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2090 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2091 = v619 + v2090;
-  const uint v2092 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2092 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2093 = v618 + v2092;
-  const bool v2094 = v2091 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2094 = v2091 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2095 = v2093 < v2;
   const bool v2096 = v2094 && v2095;
   if (v2096) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2103 = v2102 + v2093;
     out[v2103] = v2099;
   }
-  const uint v2104 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2104 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2105 = v619 + v2104;
-  const uint v2106 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2106 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2107 = v618 + v2106;
-  const bool v2108 = v2105 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2108 = v2105 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2109 = v2107 < v2;
   const bool v2110 = v2108 && v2109;
   if (v2110) {
@@ -2311,11 +2311,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2117 = v2116 + v2107;
     out[v2117] = v2113;
   }
-  const uint v2118 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2118 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2119 = v619 + v2118;
-  const uint v2120 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2120 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2121 = v618 + v2120;
-  const bool v2122 = v2119 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2122 = v2119 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2123 = v2121 < v2;
   const bool v2124 = v2122 && v2123;
   if (v2124) {
@@ -2328,11 +2328,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2131 = v2130 + v2121;
     out[v2131] = v2127;
   }
-  const uint v2132 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2132 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2133 = v619 + v2132;
-  const uint v2134 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2134 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2135 = v618 + v2134;
-  const bool v2136 = v2133 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2136 = v2133 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2137 = v2135 < v2;
   const bool v2138 = v2136 && v2137;
   if (v2138) {
@@ -2345,11 +2345,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2145 = v2144 + v2135;
     out[v2145] = v2141;
   }
-  const uint v2146 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2146 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2147 = v619 + v2146;
-  const uint v2148 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2148 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2149 = v618 + v2148;
-  const bool v2150 = v2147 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2150 = v2147 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2151 = v2149 < v2;
   const bool v2152 = v2150 && v2151;
   if (v2152) {
@@ -2362,11 +2362,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2159 = v2158 + v2149;
     out[v2159] = v2155;
   }
-  const uint v2160 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2160 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2161 = v619 + v2160;
-  const uint v2162 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2162 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2163 = v618 + v2162;
-  const bool v2164 = v2161 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2164 = v2161 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2165 = v2163 < v2;
   const bool v2166 = v2164 && v2165;
   if (v2166) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2173 = v2172 + v2163;
     out[v2173] = v2169;
   }
-  const uint v2174 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2174 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2175 = v619 + v2174;
-  const uint v2176 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2176 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2177 = v618 + v2176;
-  const bool v2178 = v2175 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2178 = v2175 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2179 = v2177 < v2;
   const bool v2180 = v2178 && v2179;
   if (v2180) {
@@ -2396,11 +2396,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2187 = v2186 + v2177;
     out[v2187] = v2183;
   }
-  const uint v2188 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2188 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2189 = v619 + v2188;
-  const uint v2190 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2190 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2191 = v618 + v2190;
-  const bool v2192 = v2189 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2192 = v2189 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2193 = v2191 < v2;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -2413,11 +2413,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2201 = v2200 + v2191;
     out[v2201] = v2197;
   }
-  const uint v2202 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2202 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2203 = v619 + v2202;
-  const uint v2204 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2204 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2205 = v618 + v2204;
-  const bool v2206 = v2203 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2206 = v2203 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2207 = v2205 < v2;
   const bool v2208 = v2206 && v2207;
   if (v2208) {
@@ -2430,11 +2430,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2215 = v2214 + v2205;
     out[v2215] = v2211;
   }
-  const uint v2216 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2216 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2217 = v619 + v2216;
-  const uint v2218 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2218 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2219 = v618 + v2218;
-  const bool v2220 = v2217 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2220 = v2217 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2221 = v2219 < v2;
   const bool v2222 = v2220 && v2221;
   if (v2222) {
@@ -2447,11 +2447,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2229 = v2228 + v2219;
     out[v2229] = v2225;
   }
-  const uint v2230 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2230 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2231 = v619 + v2230;
-  const uint v2232 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2232 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2233 = v618 + v2232;
-  const bool v2234 = v2231 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2234 = v2231 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2235 = v2233 < v2;
   const bool v2236 = v2234 && v2235;
   if (v2236) {
@@ -2464,11 +2464,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2243 = v2242 + v2233;
     out[v2243] = v2239;
   }
-  const uint v2244 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2244 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2245 = v619 + v2244;
-  const uint v2246 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2246 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2247 = v618 + v2246;
-  const bool v2248 = v2245 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2248 = v2245 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2249 = v2247 < v2;
   const bool v2250 = v2248 && v2249;
   if (v2250) {
@@ -2481,11 +2481,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2257 = v2256 + v2247;
     out[v2257] = v2253;
   }
-  const uint v2258 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2258 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2259 = v619 + v2258;
-  const uint v2260 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2260 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2261 = v618 + v2260;
-  const bool v2262 = v2259 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2262 = v2259 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2263 = v2261 < v2;
   const bool v2264 = v2262 && v2263;
   if (v2264) {
@@ -2498,11 +2498,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2271 = v2270 + v2261;
     out[v2271] = v2267;
   }
-  const uint v2272 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2272 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2273 = v619 + v2272;
-  const uint v2274 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2274 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2275 = v618 + v2274;
-  const bool v2276 = v2273 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2276 = v2273 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2277 = v2275 < v2;
   const bool v2278 = v2276 && v2277;
   if (v2278) {
@@ -2515,11 +2515,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2285 = v2284 + v2275;
     out[v2285] = v2281;
   }
-  const uint v2286 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2286 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2287 = v619 + v2286;
-  const uint v2288 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2288 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2289 = v618 + v2288;
-  const bool v2290 = v2287 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2290 = v2287 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2291 = v2289 < v2;
   const bool v2292 = v2290 && v2291;
   if (v2292) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2299 = v2298 + v2289;
     out[v2299] = v2295;
   }
-  const uint v2300 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2300 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2301 = v619 + v2300;
-  const uint v2302 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2302 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2303 = v618 + v2302;
-  const bool v2304 = v2301 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2304 = v2301 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2305 = v2303 < v2;
   const bool v2306 = v2304 && v2305;
   if (v2306) {
@@ -2549,11 +2549,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2313 = v2312 + v2303;
     out[v2313] = v2309;
   }
-  const uint v2314 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2314 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2315 = v619 + v2314;
-  const uint v2316 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2316 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2317 = v618 + v2316;
-  const bool v2318 = v2315 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2318 = v2315 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2319 = v2317 < v2;
   const bool v2320 = v2318 && v2319;
   if (v2320) {
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2327 = v2326 + v2317;
     out[v2327] = v2323;
   }
-  const uint v2328 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2328 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2329 = v619 + v2328;
-  const uint v2330 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2330 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2331 = v618 + v2330;
-  const bool v2332 = v2329 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2332 = v2329 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2333 = v2331 < v2;
   const bool v2334 = v2332 && v2333;
   if (v2334) {
@@ -2583,11 +2583,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2341 = v2340 + v2331;
     out[v2341] = v2337;
   }
-  const uint v2342 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2342 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2343 = v619 + v2342;
-  const uint v2344 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2344 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2345 = v618 + v2344;
-  const bool v2346 = v2343 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2346 = v2343 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2347 = v2345 < v2;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -2600,11 +2600,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2355 = v2354 + v2345;
     out[v2355] = v2351;
   }
-  const uint v2356 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2356 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2357 = v619 + v2356;
-  const uint v2358 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2358 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2359 = v618 + v2358;
-  const bool v2360 = v2357 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2360 = v2357 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2361 = v2359 < v2;
   const bool v2362 = v2360 && v2361;
   if (v2362) {
@@ -2617,11 +2617,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2369 = v2368 + v2359;
     out[v2369] = v2365;
   }
-  const uint v2370 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2370 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2371 = v619 + v2370;
-  const uint v2372 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2372 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2373 = v618 + v2372;
-  const bool v2374 = v2371 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2374 = v2371 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2375 = v2373 < v2;
   const bool v2376 = v2374 && v2375;
   if (v2376) {
@@ -2634,11 +2634,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2383 = v2382 + v2373;
     out[v2383] = v2379;
   }
-  const uint v2384 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2384 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2385 = v619 + v2384;
-  const uint v2386 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2386 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2387 = v618 + v2386;
-  const bool v2388 = v2385 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2388 = v2385 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2389 = v2387 < v2;
   const bool v2390 = v2388 && v2389;
   if (v2390) {
@@ -2651,11 +2651,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2397 = v2396 + v2387;
     out[v2397] = v2393;
   }
-  const uint v2398 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2398 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2399 = v619 + v2398;
-  const uint v2400 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2400 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2401 = v618 + v2400;
-  const bool v2402 = v2399 < v1;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2402 = v2399 < v1;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2403 = v2401 < v2;
   const bool v2404 = v2402 && v2403;
   if (v2404) {

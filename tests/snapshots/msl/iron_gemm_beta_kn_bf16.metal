@@ -87,451 +87,451 @@ kernel void iron_gemm_beta_kn_bf16(
   const uint v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v9 = iron_gid.y;
   const uint v10 = v9 * v7;
   const uint v11 = v10 + v8;
-  const uint v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v16 = v15 << 3u;
-  const uint v18 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v18 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v19 = v18 - v16;
   const uint v20 = min(v19, 8u);
-  const uint v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v23 = v22 % v20;
   const uint v24 = v16 + v23;
   const uint v25 = v24 << 7u;
-  const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v29 = v28 << 7u;
-  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v34 = v33 << 6u;
-  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v38 = v37 << 6u;
-  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v40, float(0.0f));
-  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v42, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v44, bfloat(bfloat(0.0f)));
-  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v48 = v47 == 0u;
-  const uint v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v57 = v56 == 0u;
-  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:256
   if (v63) {
-    const uint v2529 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2532 = v2529 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2535 = v2529 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2529 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2532 = v2529 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2535 = v2529 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2536 = v2535 << 3u;
-    const uint v2537 = v25 + v2532;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2537 = v25 + v2532;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2538 = v2537 < v0;
-    const uint v2543 = v2537 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2549 = v2532 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2554 = v2529 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2556 = v2554 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2559 = v2554 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2543 = v2537 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2549 = v2532 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2554 = v2529 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2556 = v2554 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2559 = v2554 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2560 = v2559 << 3u;
-    const uint v2561 = v25 + v2556;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2561 = v25 + v2556;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2562 = v2561 < v0;
-    const uint v2567 = v2561 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2573 = v2556 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2578 = v2529 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2580 = v2578 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2583 = v2578 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2567 = v2561 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2573 = v2556 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2578 = v2529 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2580 = v2578 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2583 = v2578 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2584 = v2583 << 3u;
-    const uint v2585 = v25 + v2580;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2585 = v25 + v2580;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2586 = v2585 < v0;
-    const uint v2591 = v2585 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2597 = v2580 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2602 = v2529 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2604 = v2602 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2607 = v2602 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2591 = v2585 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2597 = v2580 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2602 = v2529 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2604 = v2602 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2607 = v2602 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2608 = v2607 << 3u;
-    const uint v2609 = v25 + v2604;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2609 = v25 + v2604;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2610 = v2609 < v0;
-    const uint v2615 = v2609 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2621 = v2604 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2626 = v2529 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2628 = v2626 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2631 = v2626 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2615 = v2609 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2621 = v2604 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2626 = v2529 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2628 = v2626 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2631 = v2626 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2632 = v2631 << 3u;
-    const uint v2633 = v25 + v2628;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2633 = v25 + v2628;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2634 = v2633 < v0;
-    const uint v2639 = v2633 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2645 = v2628 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2650 = v2529 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2652 = v2650 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2655 = v2650 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2639 = v2633 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2645 = v2628 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2650 = v2529 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2652 = v2650 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2655 = v2650 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2656 = v2655 << 3u;
-    const uint v2657 = v25 + v2652;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2657 = v25 + v2652;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2658 = v2657 < v0;
-    const uint v2663 = v2657 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2669 = v2652 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2674 = v2529 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2676 = v2674 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2679 = v2674 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2663 = v2657 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2669 = v2652 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2674 = v2529 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2676 = v2674 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2679 = v2674 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2680 = v2679 << 3u;
-    const uint v2681 = v25 + v2676;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2681 = v25 + v2676;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2682 = v2681 < v0;
-    const uint v2687 = v2681 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2693 = v2676 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2698 = v2529 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2700 = v2698 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2703 = v2698 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2687 = v2681 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2693 = v2676 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2698 = v2529 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2700 = v2698 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2703 = v2698 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2704 = v2703 << 3u;
-    const uint v2705 = v25 + v2700;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2705 = v25 + v2700;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2706 = v2705 < v0;
-    const uint v2711 = v2705 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2717 = v2700 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2726 = v2529 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2729 = v2529 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2711 = v2705 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2717 = v2700 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2726 = v2529 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2729 = v2529 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2730 = v2729 << 3u;
-    const uint v2733 = v29 + v2730;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2733 = v29 + v2730;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2734 = v2733 < v1;
-    const uint v2743 = v2726 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2750 = v2554 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2753 = v2554 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2743 = v2726 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2750 = v2554 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2753 = v2554 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2754 = v2753 << 3u;
-    const uint v2757 = v29 + v2754;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2757 = v29 + v2754;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2758 = v2757 < v1;
-    const uint v2767 = v2750 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2774 = v2578 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2777 = v2578 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2767 = v2750 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2774 = v2578 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2777 = v2578 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2778 = v2777 << 3u;
-    const uint v2781 = v29 + v2778;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2781 = v29 + v2778;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2782 = v2781 < v1;
-    const uint v2791 = v2774 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2798 = v2602 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2801 = v2602 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2791 = v2774 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2798 = v2602 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2801 = v2602 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2802 = v2801 << 3u;
-    const uint v2805 = v29 + v2802;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2805 = v29 + v2802;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2806 = v2805 < v1;
-    const uint v2815 = v2798 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2822 = v2626 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2825 = v2626 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2815 = v2798 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2822 = v2626 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2825 = v2626 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2826 = v2825 << 3u;
-    const uint v2829 = v29 + v2826;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2829 = v29 + v2826;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2830 = v2829 < v1;
-    const uint v2839 = v2822 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2846 = v2650 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2849 = v2650 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2839 = v2822 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2846 = v2650 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2849 = v2650 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2850 = v2849 << 3u;
-    const uint v2853 = v29 + v2850;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2853 = v29 + v2850;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2854 = v2853 < v1;
-    const uint v2863 = v2846 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2870 = v2674 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2873 = v2674 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2863 = v2846 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2870 = v2674 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2873 = v2674 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2874 = v2873 << 3u;
-    const uint v2877 = v29 + v2874;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2877 = v29 + v2874;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2878 = v2877 < v1;
-    const uint v2887 = v2870 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2894 = v2698 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2897 = v2698 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2887 = v2870 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2894 = v2698 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2897 = v2698 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2898 = v2897 << 3u;
-    const uint v2901 = v29 + v2898;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2901 = v29 + v2898;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2902 = v2901 < v1;
-    const uint v2911 = v2894 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2921 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v2911 = v2894 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2921 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (uint v2521 = 0u; v2521 < v2; v2521 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v2521 = 0u; v2521 < v2; v2521 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v2523 = v2521 >> 6u;
       const uint v2525 = v2523 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2527 = v2525 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2539 = v2521 + v2536;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2527 = v2525 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2539 = v2521 + v2536;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2540 = v2539 < v2;
       const bool v2541 = v2538 && v2540;
-      const uint v2545 = v2543 + v2521;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2545 = v2543 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2546 = v2545 + v2536;
       const uint v2547 = v2541 ? v2546 : 0u;
-      const uint v2550 = v2527 + v2549;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2550 = v2527 + v2549;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2551 = v2550 + v2536;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2551 + e] = v2541 ? a[v2547 + e] : bfloat(0);
       }
-      const uint v2563 = v2521 + v2560;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2563 = v2521 + v2560;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2564 = v2563 < v2;
       const bool v2565 = v2562 && v2564;
-      const uint v2569 = v2567 + v2521;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2569 = v2567 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2570 = v2569 + v2560;
       const uint v2571 = v2565 ? v2570 : 0u;
-      const uint v2574 = v2527 + v2573;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2574 = v2527 + v2573;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2575 = v2574 + v2560;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2575 + e] = v2565 ? a[v2571 + e] : bfloat(0);
       }
-      const uint v2587 = v2521 + v2584;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2587 = v2521 + v2584;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2588 = v2587 < v2;
       const bool v2589 = v2586 && v2588;
-      const uint v2593 = v2591 + v2521;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2593 = v2591 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2594 = v2593 + v2584;
       const uint v2595 = v2589 ? v2594 : 0u;
-      const uint v2598 = v2527 + v2597;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2598 = v2527 + v2597;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2599 = v2598 + v2584;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2599 + e] = v2589 ? a[v2595 + e] : bfloat(0);
       }
-      const uint v2611 = v2521 + v2608;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2611 = v2521 + v2608;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2612 = v2611 < v2;
       const bool v2613 = v2610 && v2612;
-      const uint v2617 = v2615 + v2521;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2617 = v2615 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2618 = v2617 + v2608;
       const uint v2619 = v2613 ? v2618 : 0u;
-      const uint v2622 = v2527 + v2621;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2622 = v2527 + v2621;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2623 = v2622 + v2608;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2623 + e] = v2613 ? a[v2619 + e] : bfloat(0);
       }
-      const uint v2635 = v2521 + v2632;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2635 = v2521 + v2632;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2636 = v2635 < v2;
       const bool v2637 = v2634 && v2636;
-      const uint v2641 = v2639 + v2521;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2641 = v2639 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2642 = v2641 + v2632;
       const uint v2643 = v2637 ? v2642 : 0u;
-      const uint v2646 = v2527 + v2645;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2646 = v2527 + v2645;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2647 = v2646 + v2632;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2647 + e] = v2637 ? a[v2643 + e] : bfloat(0);
       }
-      const uint v2659 = v2521 + v2656;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2659 = v2521 + v2656;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2660 = v2659 < v2;
       const bool v2661 = v2658 && v2660;
-      const uint v2665 = v2663 + v2521;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2665 = v2663 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2666 = v2665 + v2656;
       const uint v2667 = v2661 ? v2666 : 0u;
-      const uint v2670 = v2527 + v2669;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2670 = v2527 + v2669;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2671 = v2670 + v2656;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2671 + e] = v2661 ? a[v2667 + e] : bfloat(0);
       }
-      const uint v2683 = v2521 + v2680;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2683 = v2521 + v2680;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2684 = v2683 < v2;
       const bool v2685 = v2682 && v2684;
-      const uint v2689 = v2687 + v2521;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2689 = v2687 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2690 = v2689 + v2680;
       const uint v2691 = v2685 ? v2690 : 0u;
-      const uint v2694 = v2527 + v2693;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2694 = v2527 + v2693;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2695 = v2694 + v2680;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2695 + e] = v2685 ? a[v2691 + e] : bfloat(0);
       }
-      const uint v2707 = v2521 + v2704;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2707 = v2521 + v2704;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2708 = v2707 < v2;
       const bool v2709 = v2706 && v2708;
-      const uint v2713 = v2711 + v2521;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2713 = v2711 + v2521;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2714 = v2713 + v2704;
       const uint v2715 = v2709 ? v2714 : 0u;
-      const uint v2718 = v2527 + v2717;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2718 = v2527 + v2717;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2719 = v2718 + v2704;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2719 + e] = v2709 ? a[v2715 + e] : bfloat(0);
       }
-      const uint v2731 = v2521 + v2726;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2731 = v2521 + v2726;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2732 = v2731 < v2;
       const bool v2735 = v2732 && v2734;
-      const uint v2737 = v2731 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2737 = v2731 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2739 = v2737 + v29;
       const uint v2740 = v2739 + v2730;
       const uint v2741 = v2735 ? v2740 : 0u;
-      const uint v2744 = v2527 + v2743;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2744 = v2527 + v2743;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2745 = v2744 + v2730;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2745 + e] = v2735 ? b[v2741 + e] : bfloat(0);
       }
-      const uint v2755 = v2521 + v2750;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2755 = v2521 + v2750;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2756 = v2755 < v2;
       const bool v2759 = v2756 && v2758;
-      const uint v2761 = v2755 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2761 = v2755 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2763 = v2761 + v29;
       const uint v2764 = v2763 + v2754;
       const uint v2765 = v2759 ? v2764 : 0u;
-      const uint v2768 = v2527 + v2767;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2768 = v2527 + v2767;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2769 = v2768 + v2754;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2769 + e] = v2759 ? b[v2765 + e] : bfloat(0);
       }
-      const uint v2779 = v2521 + v2774;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2779 = v2521 + v2774;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2780 = v2779 < v2;
       const bool v2783 = v2780 && v2782;
-      const uint v2785 = v2779 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2785 = v2779 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2787 = v2785 + v29;
       const uint v2788 = v2787 + v2778;
       const uint v2789 = v2783 ? v2788 : 0u;
-      const uint v2792 = v2527 + v2791;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2792 = v2527 + v2791;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2793 = v2792 + v2778;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2793 + e] = v2783 ? b[v2789 + e] : bfloat(0);
       }
-      const uint v2803 = v2521 + v2798;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2803 = v2521 + v2798;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2804 = v2803 < v2;
       const bool v2807 = v2804 && v2806;
-      const uint v2809 = v2803 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2809 = v2803 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2811 = v2809 + v29;
       const uint v2812 = v2811 + v2802;
       const uint v2813 = v2807 ? v2812 : 0u;
-      const uint v2816 = v2527 + v2815;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2816 = v2527 + v2815;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2817 = v2816 + v2802;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2817 + e] = v2807 ? b[v2813 + e] : bfloat(0);
       }
-      const uint v2827 = v2521 + v2822;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2827 = v2521 + v2822;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2828 = v2827 < v2;
       const bool v2831 = v2828 && v2830;
-      const uint v2833 = v2827 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2833 = v2827 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2835 = v2833 + v29;
       const uint v2836 = v2835 + v2826;
       const uint v2837 = v2831 ? v2836 : 0u;
-      const uint v2840 = v2527 + v2839;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2840 = v2527 + v2839;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2841 = v2840 + v2826;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2841 + e] = v2831 ? b[v2837 + e] : bfloat(0);
       }
-      const uint v2851 = v2521 + v2846;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2851 = v2521 + v2846;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2852 = v2851 < v2;
       const bool v2855 = v2852 && v2854;
-      const uint v2857 = v2851 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2857 = v2851 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2859 = v2857 + v29;
       const uint v2860 = v2859 + v2850;
       const uint v2861 = v2855 ? v2860 : 0u;
-      const uint v2864 = v2527 + v2863;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2864 = v2527 + v2863;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2865 = v2864 + v2850;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2865 + e] = v2855 ? b[v2861 + e] : bfloat(0);
       }
-      const uint v2875 = v2521 + v2870;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2875 = v2521 + v2870;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2876 = v2875 < v2;
       const bool v2879 = v2876 && v2878;
-      const uint v2881 = v2875 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2881 = v2875 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2883 = v2881 + v29;
       const uint v2884 = v2883 + v2874;
       const uint v2885 = v2879 ? v2884 : 0u;
-      const uint v2888 = v2527 + v2887;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2888 = v2527 + v2887;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2889 = v2888 + v2874;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2889 + e] = v2879 ? b[v2885 + e] : bfloat(0);
       }
-      const uint v2899 = v2521 + v2894;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2899 = v2521 + v2894;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2900 = v2899 < v2;
       const bool v2903 = v2900 && v2902;
-      const uint v2905 = v2899 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2905 = v2899 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2907 = v2905 + v29;
       const uint v2908 = v2907 + v2898;
       const uint v2909 = v2903 ? v2908 : 0u;
-      const uint v2912 = v2527 + v2911;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2912 = v2527 + v2911;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2913 = v2912 + v2898;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2913 + e] = v2903 ? b[v2909 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2922 = v2527 + v2921;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v2922 = v2527 + v2921;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v42, shm0, long(v2922), long(64u));
-      const uint v2927 = v2527 + v38;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2927 = v2527 + v38;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load<false>(v44, shm1, long(v2927), long(128u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2933 = v2922 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2933 = v2922 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v42, shm0, long(v2933), long(64u));
-      const uint v2936 = v2527 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2936 = v2527 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2937 = v2936 + v38;
       iron_frag_load<false>(v44, shm1, long(v2937), long(128u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2943 = v2922 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2943 = v2922 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v42, shm0, long(v2943), long(64u));
-      const uint v2946 = v2527 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2946 = v2527 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2947 = v2946 + v38;
       iron_frag_load<false>(v44, shm1, long(v2947), long(128u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2953 = v2922 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2953 = v2922 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v42, shm0, long(v2953), long(64u));
-      const uint v2956 = v2527 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2956 = v2527 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2957 = v2956 + v38;
       iron_frag_load<false>(v44, shm1, long(v2957), long(128u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v505 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v505 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v506 = iron_tid.x;
-    const uint v562 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v562 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const uint v574 = v562 + 16u;
-    const uint v578 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v588 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v598 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v578 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v588 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v598 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v513 = v25 + v510;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v513 = v25 + v510;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v514 = v513 < v0;
         const uint v515 = v504 + v512;
         const bool v516 = v515 < v2;
         const bool v517 = v514 && v516;
         if (v517) {
-          const uint v519 = v513 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v519 = v513 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v521 = v519 + v504;
           const uint v522 = v521 + v512;
           const bfloat v523 = a[v522];
-          const uint v525 = v510 << 6u;
+          const uint v525 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v526 = v525 + v512;
           shm0[v526] = v523;
         } else {
-          const uint v528 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v528 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v529 = v528 + v512;
           shm0[v529] = bfloat(0.0f);
         }
       }
 
-      for (uint v534 = v506; v534 < 8192u; v534 += v505) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v536 = v534 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v538 = v534 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v539 = v504 + v536;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v534 = v506; v534 < 8192u; v534 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v536 = v534 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v538 = v534 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v539 = v504 + v536;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v540 = v539 < v2;
         const uint v541 = v29 + v538;
         const bool v542 = v541 < v1;
         const bool v543 = v540 && v542;
         if (v543) {
-          const uint v545 = v539 * v1;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v545 = v539 * v1;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v547 = v545 + v29;
           const uint v548 = v547 + v538;
           const bfloat v549 = b[v548];
-          const uint v551 = v536 << 7u;
+          const uint v551 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v552 = v551 + v538;
           shm1[v552] = v549;
         } else {
-          const uint v554 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v554 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v555 = v554 + v538;
           shm1[v555] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v42, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v44, shm1, long(v38), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v42, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v44, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v42, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v44, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v42, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v44, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v42, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v44, shm1, long(v38), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v42, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v44, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v42, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v44, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v42, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v44, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v599 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v599 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v600 = v25 + v34;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v602 = v600 + v601;
-  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -545,11 +545,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v615 = bfloat(v614);
     c[v610] = v615;
   }
-  const uint v616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v617 = v600 + v616;
-  const uint v618 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v618 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v619 = v599 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -563,11 +563,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v630 = bfloat(v629);
     c[v625] = v630;
   }
-  const uint v631 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v631 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v632 = v600 + v631;
-  const uint v633 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v633 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v634 = v599 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v636 = v634 < v1;
   const bool v637 = v635 && v636;
   if (v637) {
@@ -581,11 +581,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v645 = bfloat(v644);
     c[v640] = v645;
   }
-  const uint v646 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v646 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v647 = v600 + v646;
-  const uint v648 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v648 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v649 = v599 + v648;
-  const bool v650 = v647 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v650 = v647 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v651 = v649 < v1;
   const bool v652 = v650 && v651;
   if (v652) {
@@ -599,11 +599,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v660 = bfloat(v659);
     c[v655] = v660;
   }
-  const uint v661 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v661 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v662 = v600 + v661;
-  const uint v663 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v663 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v664 = v599 + v663;
-  const bool v665 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v665 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v666 = v664 < v1;
   const bool v667 = v665 && v666;
   if (v667) {
@@ -617,11 +617,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v675 = bfloat(v674);
     c[v670] = v675;
   }
-  const uint v676 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v676 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v677 = v600 + v676;
-  const uint v678 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v678 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v679 = v599 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -635,11 +635,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v690 = bfloat(v689);
     c[v685] = v690;
   }
-  const uint v691 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v691 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v692 = v600 + v691;
-  const uint v693 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v693 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v694 = v599 + v693;
-  const bool v695 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v695 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v696 = v694 < v1;
   const bool v697 = v695 && v696;
   if (v697) {
@@ -653,11 +653,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v705 = bfloat(v704);
     c[v700] = v705;
   }
-  const uint v706 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v706 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v707 = v600 + v706;
-  const uint v708 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v708 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v709 = v599 + v708;
-  const bool v710 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v710 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v711 = v709 < v1;
   const bool v712 = v710 && v711;
   if (v712) {
@@ -671,11 +671,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v720 = bfloat(v719);
     c[v715] = v720;
   }
-  const uint v721 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v721 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v722 = v600 + v721;
-  const uint v723 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v723 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v724 = v599 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v726 = v724 < v1;
   const bool v727 = v725 && v726;
   if (v727) {
@@ -689,11 +689,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v735 = bfloat(v734);
     c[v730] = v735;
   }
-  const uint v736 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v736 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v737 = v600 + v736;
-  const uint v738 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v738 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v739 = v599 + v738;
-  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v741 = v739 < v1;
   const bool v742 = v740 && v741;
   if (v742) {
@@ -707,11 +707,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v750 = bfloat(v749);
     c[v745] = v750;
   }
-  const uint v751 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v751 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v752 = v600 + v751;
-  const uint v753 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v753 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v754 = v599 + v753;
-  const bool v755 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v755 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v756 = v754 < v1;
   const bool v757 = v755 && v756;
   if (v757) {
@@ -725,11 +725,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v765 = bfloat(v764);
     c[v760] = v765;
   }
-  const uint v766 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v766 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v767 = v600 + v766;
-  const uint v768 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v768 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v769 = v599 + v768;
-  const bool v770 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v770 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v771 = v769 < v1;
   const bool v772 = v770 && v771;
   if (v772) {
@@ -743,11 +743,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v780 = bfloat(v779);
     c[v775] = v780;
   }
-  const uint v781 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v781 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v782 = v600 + v781;
-  const uint v783 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v783 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v784 = v599 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -761,11 +761,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v795 = bfloat(v794);
     c[v790] = v795;
   }
-  const uint v796 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v796 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v797 = v600 + v796;
-  const uint v798 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v798 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v799 = v599 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -779,11 +779,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v810 = bfloat(v809);
     c[v805] = v810;
   }
-  const uint v811 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v811 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v812 = v600 + v811;
-  const uint v813 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v813 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v814 = v599 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v816 = v814 < v1;
   const bool v817 = v815 && v816;
   if (v817) {
@@ -797,11 +797,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v825 = bfloat(v824);
     c[v820] = v825;
   }
-  const uint v826 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v826 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v827 = v600 + v826;
-  const uint v828 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v828 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v829 = v599 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v831 = v829 < v1;
   const bool v832 = v830 && v831;
   if (v832) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v840 = bfloat(v839);
     c[v835] = v840;
   }
-  const uint v841 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v841 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v842 = v600 + v841;
-  const uint v843 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v843 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v844 = v599 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v846 = v844 < v1;
   const bool v847 = v845 && v846;
   if (v847) {
@@ -833,11 +833,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v855 = bfloat(v854);
     c[v850] = v855;
   }
-  const uint v856 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v856 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v857 = v600 + v856;
-  const uint v858 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v858 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v859 = v599 + v858;
-  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v861 = v859 < v1;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -851,11 +851,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v870 = bfloat(v869);
     c[v865] = v870;
   }
-  const uint v871 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v871 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v872 = v600 + v871;
-  const uint v873 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v873 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v874 = v599 + v873;
-  const bool v875 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v875 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v876 = v874 < v1;
   const bool v877 = v875 && v876;
   if (v877) {
@@ -869,11 +869,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v885 = bfloat(v884);
     c[v880] = v885;
   }
-  const uint v886 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v886 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v887 = v600 + v886;
-  const uint v888 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v888 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v889 = v599 + v888;
-  const bool v890 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v890 = v887 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v891 = v889 < v1;
   const bool v892 = v890 && v891;
   if (v892) {
@@ -887,11 +887,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v900 = bfloat(v899);
     c[v895] = v900;
   }
-  const uint v901 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v901 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v902 = v600 + v901;
-  const uint v903 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v903 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v904 = v599 + v903;
-  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -905,11 +905,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v915 = bfloat(v914);
     c[v910] = v915;
   }
-  const uint v916 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v916 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v917 = v600 + v916;
-  const uint v918 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v918 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v919 = v599 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v921 = v919 < v1;
   const bool v922 = v920 && v921;
   if (v922) {
@@ -923,11 +923,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v930 = bfloat(v929);
     c[v925] = v930;
   }
-  const uint v931 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v931 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v932 = v600 + v931;
-  const uint v933 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v933 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v934 = v599 + v933;
-  const bool v935 = v932 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v935 = v932 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
@@ -941,11 +941,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v945 = bfloat(v944);
     c[v940] = v945;
   }
-  const uint v946 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v946 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v947 = v600 + v946;
-  const uint v948 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v948 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v949 = v599 + v948;
-  const bool v950 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v950 = v947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v951 = v949 < v1;
   const bool v952 = v950 && v951;
   if (v952) {
@@ -959,11 +959,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v960 = bfloat(v959);
     c[v955] = v960;
   }
-  const uint v961 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v961 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v962 = v600 + v961;
-  const uint v963 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v963 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v964 = v599 + v963;
-  const bool v965 = v962 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v965 = v962 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v966 = v964 < v1;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -977,11 +977,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v975 = bfloat(v974);
     c[v970] = v975;
   }
-  const uint v976 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v976 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v977 = v600 + v976;
-  const uint v978 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v978 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v979 = v599 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v981 = v979 < v1;
   const bool v982 = v980 && v981;
   if (v982) {
@@ -995,11 +995,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v990 = bfloat(v989);
     c[v985] = v990;
   }
-  const uint v991 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v991 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v992 = v600 + v991;
-  const uint v993 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v993 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v994 = v599 + v993;
-  const bool v995 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v995 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -1013,11 +1013,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1005 = bfloat(v1004);
     c[v1000] = v1005;
   }
-  const uint v1006 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1006 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1007 = v600 + v1006;
-  const uint v1008 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1008 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1009 = v599 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
@@ -1031,11 +1031,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1020 = bfloat(v1019);
     c[v1015] = v1020;
   }
-  const uint v1021 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1021 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1022 = v600 + v1021;
-  const uint v1023 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1023 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1024 = v599 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1035 = bfloat(v1034);
     c[v1030] = v1035;
   }
-  const uint v1036 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1036 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1037 = v600 + v1036;
-  const uint v1038 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1038 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1039 = v599 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -1067,11 +1067,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1050 = bfloat(v1049);
     c[v1045] = v1050;
   }
-  const uint v1051 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1051 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1052 = v600 + v1051;
-  const uint v1053 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1053 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1054 = v599 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1056 = v1054 < v1;
   const bool v1057 = v1055 && v1056;
   if (v1057) {
@@ -1085,11 +1085,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1065 = bfloat(v1064);
     c[v1060] = v1065;
   }
-  const uint v1066 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1066 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1067 = v600 + v1066;
-  const uint v1068 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1068 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1069 = v599 + v1068;
-  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1071 = v1069 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
@@ -1103,11 +1103,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1080 = bfloat(v1079);
     c[v1075] = v1080;
   }
-  const uint v1081 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1081 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1082 = v600 + v1081;
-  const uint v1083 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1083 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1084 = v599 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1086 = v1084 < v1;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -1121,11 +1121,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1095 = bfloat(v1094);
     c[v1090] = v1095;
   }
-  const uint v1096 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1096 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1097 = v600 + v1096;
-  const uint v1098 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1098 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1099 = v599 + v1098;
-  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1101 = v1099 < v1;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1110 = bfloat(v1109);
     c[v1105] = v1110;
   }
-  const uint v1111 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1111 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1112 = v600 + v1111;
-  const uint v1113 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1113 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1114 = v599 + v1113;
-  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1116 = v1114 < v1;
   const bool v1117 = v1115 && v1116;
   if (v1117) {
@@ -1157,11 +1157,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1125 = bfloat(v1124);
     c[v1120] = v1125;
   }
-  const uint v1126 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1126 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1127 = v600 + v1126;
-  const uint v1128 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1128 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1129 = v599 + v1128;
-  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1131 = v1129 < v1;
   const bool v1132 = v1130 && v1131;
   if (v1132) {
@@ -1175,11 +1175,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1140 = bfloat(v1139);
     c[v1135] = v1140;
   }
-  const uint v1141 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1141 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1142 = v600 + v1141;
-  const uint v1143 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1143 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1144 = v599 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1193,11 +1193,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1155 = bfloat(v1154);
     c[v1150] = v1155;
   }
-  const uint v1156 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1156 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1157 = v600 + v1156;
-  const uint v1158 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1158 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1159 = v599 + v1158;
-  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1161 = v1159 < v1;
   const bool v1162 = v1160 && v1161;
   if (v1162) {
@@ -1211,11 +1211,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1170 = bfloat(v1169);
     c[v1165] = v1170;
   }
-  const uint v1171 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1171 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1172 = v600 + v1171;
-  const uint v1173 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1173 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1174 = v599 + v1173;
-  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1176 = v1174 < v1;
   const bool v1177 = v1175 && v1176;
   if (v1177) {
@@ -1229,11 +1229,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1185 = bfloat(v1184);
     c[v1180] = v1185;
   }
-  const uint v1186 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1186 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1187 = v600 + v1186;
-  const uint v1188 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1188 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1189 = v599 + v1188;
-  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1191 = v1189 < v1;
   const bool v1192 = v1190 && v1191;
   if (v1192) {
@@ -1247,11 +1247,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1200 = bfloat(v1199);
     c[v1195] = v1200;
   }
-  const uint v1201 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1201 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1202 = v600 + v1201;
-  const uint v1203 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1203 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1204 = v599 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1265,11 +1265,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1215 = bfloat(v1214);
     c[v1210] = v1215;
   }
-  const uint v1216 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1216 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1217 = v600 + v1216;
-  const uint v1218 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1218 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1219 = v599 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1283,11 +1283,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1230 = bfloat(v1229);
     c[v1225] = v1230;
   }
-  const uint v1231 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1231 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1232 = v600 + v1231;
-  const uint v1233 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1233 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1234 = v599 + v1233;
-  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1236 = v1234 < v1;
   const bool v1237 = v1235 && v1236;
   if (v1237) {
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1245 = bfloat(v1244);
     c[v1240] = v1245;
   }
-  const uint v1246 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1246 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1247 = v600 + v1246;
-  const uint v1248 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1248 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1249 = v599 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1251 = v1249 < v1;
   const bool v1252 = v1250 && v1251;
   if (v1252) {
@@ -1319,11 +1319,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1260 = bfloat(v1259);
     c[v1255] = v1260;
   }
-  const uint v1261 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1261 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1262 = v600 + v1261;
-  const uint v1263 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1263 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1264 = v599 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1337,11 +1337,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1275 = bfloat(v1274);
     c[v1270] = v1275;
   }
-  const uint v1276 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1276 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1277 = v600 + v1276;
-  const uint v1278 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1278 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1279 = v599 + v1278;
-  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1355,11 +1355,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1290 = bfloat(v1289);
     c[v1285] = v1290;
   }
-  const uint v1291 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1291 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1292 = v600 + v1291;
-  const uint v1293 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1293 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1294 = v599 + v1293;
-  const bool v1295 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1295 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1296 = v1294 < v1;
   const bool v1297 = v1295 && v1296;
   if (v1297) {
@@ -1373,11 +1373,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1305 = bfloat(v1304);
     c[v1300] = v1305;
   }
-  const uint v1306 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1306 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1307 = v600 + v1306;
-  const uint v1308 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1308 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1309 = v599 + v1308;
-  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1311 = v1309 < v1;
   const bool v1312 = v1310 && v1311;
   if (v1312) {
@@ -1391,11 +1391,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1320 = bfloat(v1319);
     c[v1315] = v1320;
   }
-  const uint v1321 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1321 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1322 = v600 + v1321;
-  const uint v1323 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1323 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1324 = v599 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1326 = v1324 < v1;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
@@ -1409,11 +1409,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1335 = bfloat(v1334);
     c[v1330] = v1335;
   }
-  const uint v1336 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1336 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1337 = v600 + v1336;
-  const uint v1338 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1338 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1339 = v599 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1341 = v1339 < v1;
   const bool v1342 = v1340 && v1341;
   if (v1342) {
@@ -1427,11 +1427,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1350 = bfloat(v1349);
     c[v1345] = v1350;
   }
-  const uint v1351 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1351 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1352 = v600 + v1351;
-  const uint v1353 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1353 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1354 = v599 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1356 = v1354 < v1;
   const bool v1357 = v1355 && v1356;
   if (v1357) {
@@ -1445,11 +1445,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1365 = bfloat(v1364);
     c[v1360] = v1365;
   }
-  const uint v1366 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1366 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1367 = v600 + v1366;
-  const uint v1368 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1368 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1369 = v599 + v1368;
-  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1371 = v1369 < v1;
   const bool v1372 = v1370 && v1371;
   if (v1372) {
@@ -1463,11 +1463,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1380 = bfloat(v1379);
     c[v1375] = v1380;
   }
-  const uint v1381 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1381 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1382 = v600 + v1381;
-  const uint v1383 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1383 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1384 = v599 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1481,11 +1481,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1395 = bfloat(v1394);
     c[v1390] = v1395;
   }
-  const uint v1396 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1396 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1397 = v600 + v1396;
-  const uint v1398 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1398 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1399 = v599 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1401 = v1399 < v1;
   const bool v1402 = v1400 && v1401;
   if (v1402) {
@@ -1499,11 +1499,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1410 = bfloat(v1409);
     c[v1405] = v1410;
   }
-  const uint v1411 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1411 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1412 = v600 + v1411;
-  const uint v1413 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1413 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1414 = v599 + v1413;
-  const bool v1415 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1415 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1416 = v1414 < v1;
   const bool v1417 = v1415 && v1416;
   if (v1417) {
@@ -1517,11 +1517,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1425 = bfloat(v1424);
     c[v1420] = v1425;
   }
-  const uint v1426 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1426 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1427 = v600 + v1426;
-  const uint v1428 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1428 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1429 = v599 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1535,11 +1535,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1440 = bfloat(v1439);
     c[v1435] = v1440;
   }
-  const uint v1441 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1441 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1442 = v600 + v1441;
-  const uint v1443 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1443 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1444 = v599 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1553,11 +1553,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1455 = bfloat(v1454);
     c[v1450] = v1455;
   }
-  const uint v1456 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1456 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1457 = v600 + v1456;
-  const uint v1458 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1458 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1459 = v599 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1571,11 +1571,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1470 = bfloat(v1469);
     c[v1465] = v1470;
   }
-  const uint v1471 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1471 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1472 = v600 + v1471;
-  const uint v1473 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1473 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1474 = v599 + v1473;
-  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
@@ -1589,11 +1589,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1485 = bfloat(v1484);
     c[v1480] = v1485;
   }
-  const uint v1486 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1486 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1487 = v600 + v1486;
-  const uint v1488 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1488 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1489 = v599 + v1488;
-  const bool v1490 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1490 = v1487 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1491 = v1489 < v1;
   const bool v1492 = v1490 && v1491;
   if (v1492) {
@@ -1607,11 +1607,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1500 = bfloat(v1499);
     c[v1495] = v1500;
   }
-  const uint v1501 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1501 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1502 = v600 + v1501;
-  const uint v1503 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1503 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1504 = v599 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1506 = v1504 < v1;
   const bool v1507 = v1505 && v1506;
   if (v1507) {
@@ -1625,11 +1625,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1515 = bfloat(v1514);
     c[v1510] = v1515;
   }
-  const uint v1516 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1516 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1517 = v600 + v1516;
-  const uint v1518 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1518 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1519 = v599 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1643,11 +1643,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1530 = bfloat(v1529);
     c[v1525] = v1530;
   }
-  const uint v1531 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1531 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1532 = v600 + v1531;
-  const uint v1533 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1533 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1534 = v599 + v1533;
-  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1536 = v1534 < v1;
   const bool v1537 = v1535 && v1536;
   if (v1537) {
@@ -1661,11 +1661,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1545 = bfloat(v1544);
     c[v1540] = v1545;
   }
-  const uint v1546 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1546 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1547 = v600 + v1546;
-  const uint v1548 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1548 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1549 = v599 + v1548;
-  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1551 = v1549 < v1;
   const bool v1552 = v1550 && v1551;
   if (v1552) {
@@ -1679,11 +1679,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1560 = bfloat(v1559);
     c[v1555] = v1560;
   }
-  const uint v1561 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1561 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1562 = v600 + v1561;
-  const uint v1563 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1563 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1564 = v599 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1566 = v1564 < v1;
   const bool v1567 = v1565 && v1566;
   if (v1567) {
@@ -1697,11 +1697,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1575 = bfloat(v1574);
     c[v1570] = v1575;
   }
-  const uint v1576 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1576 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1577 = v600 + v1576;
-  const uint v1578 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1578 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1579 = v599 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1590 = bfloat(v1589);
     c[v1585] = v1590;
   }
-  const uint v1591 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1591 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1592 = v600 + v1591;
-  const uint v1593 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1593 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1594 = v599 + v1593;
-  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1596 = v1594 < v1;
   const bool v1597 = v1595 && v1596;
   if (v1597) {
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1605 = bfloat(v1604);
     c[v1600] = v1605;
   }
-  const uint v1606 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1606 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1607 = v600 + v1606;
-  const uint v1608 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1608 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1609 = v599 + v1608;
-  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1611 = v1609 < v1;
   const bool v1612 = v1610 && v1611;
   if (v1612) {
@@ -1751,11 +1751,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1620 = bfloat(v1619);
     c[v1615] = v1620;
   }
-  const uint v1621 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1621 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1622 = v600 + v1621;
-  const uint v1623 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1623 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1624 = v599 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1626 = v1624 < v1;
   const bool v1627 = v1625 && v1626;
   if (v1627) {
@@ -1769,11 +1769,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1635 = bfloat(v1634);
     c[v1630] = v1635;
   }
-  const uint v1636 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1636 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1637 = v600 + v1636;
-  const uint v1638 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1638 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1639 = v599 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -1787,11 +1787,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1650 = bfloat(v1649);
     c[v1645] = v1650;
   }
-  const uint v1651 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1651 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1652 = v600 + v1651;
-  const uint v1653 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1653 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1654 = v599 + v1653;
-  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1656 = v1654 < v1;
   const bool v1657 = v1655 && v1656;
   if (v1657) {
@@ -1805,11 +1805,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1665 = bfloat(v1664);
     c[v1660] = v1665;
   }
-  const uint v1666 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1666 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1667 = v600 + v1666;
-  const uint v1668 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1668 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1669 = v599 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -1823,11 +1823,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1680 = bfloat(v1679);
     c[v1675] = v1680;
   }
-  const uint v1681 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1681 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1682 = v600 + v1681;
-  const uint v1683 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1683 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1684 = v599 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1686 = v1684 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
@@ -1841,11 +1841,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1695 = bfloat(v1694);
     c[v1690] = v1695;
   }
-  const uint v1696 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1696 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1697 = v600 + v1696;
-  const uint v1698 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1698 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1699 = v599 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1859,11 +1859,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1710 = bfloat(v1709);
     c[v1705] = v1710;
   }
-  const uint v1711 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1711 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1712 = v600 + v1711;
-  const uint v1713 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1713 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1714 = v599 + v1713;
-  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1716 = v1714 < v1;
   const bool v1717 = v1715 && v1716;
   if (v1717) {
@@ -1877,11 +1877,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1725 = bfloat(v1724);
     c[v1720] = v1725;
   }
-  const uint v1726 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1726 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1727 = v600 + v1726;
-  const uint v1728 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1728 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1729 = v599 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -1895,11 +1895,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1740 = bfloat(v1739);
     c[v1735] = v1740;
   }
-  const uint v1741 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1741 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1742 = v600 + v1741;
-  const uint v1743 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1743 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1744 = v599 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1746 = v1744 < v1;
   const bool v1747 = v1745 && v1746;
   if (v1747) {
@@ -1913,11 +1913,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1755 = bfloat(v1754);
     c[v1750] = v1755;
   }
-  const uint v1756 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1756 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1757 = v600 + v1756;
-  const uint v1758 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1758 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1759 = v599 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -1931,11 +1931,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1770 = bfloat(v1769);
     c[v1765] = v1770;
   }
-  const uint v1771 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1771 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1772 = v600 + v1771;
-  const uint v1773 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1773 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1774 = v599 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1776 = v1774 < v1;
   const bool v1777 = v1775 && v1776;
   if (v1777) {
@@ -1949,11 +1949,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1785 = bfloat(v1784);
     c[v1780] = v1785;
   }
-  const uint v1786 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1786 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1787 = v600 + v1786;
-  const uint v1788 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1788 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1789 = v599 + v1788;
-  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1791 = v1789 < v1;
   const bool v1792 = v1790 && v1791;
   if (v1792) {
@@ -1967,11 +1967,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1800 = bfloat(v1799);
     c[v1795] = v1800;
   }
-  const uint v1801 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1801 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1802 = v600 + v1801;
-  const uint v1803 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1803 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1804 = v599 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1806 = v1804 < v1;
   const bool v1807 = v1805 && v1806;
   if (v1807) {
@@ -1985,11 +1985,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1815 = bfloat(v1814);
     c[v1810] = v1815;
   }
-  const uint v1816 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1816 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1817 = v600 + v1816;
-  const uint v1818 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1818 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1819 = v599 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1821 = v1819 < v1;
   const bool v1822 = v1820 && v1821;
   if (v1822) {
@@ -2003,11 +2003,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1830 = bfloat(v1829);
     c[v1825] = v1830;
   }
-  const uint v1831 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1831 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1832 = v600 + v1831;
-  const uint v1833 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1833 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1834 = v599 + v1833;
-  const bool v1835 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1835 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1836 = v1834 < v1;
   const bool v1837 = v1835 && v1836;
   if (v1837) {
@@ -2021,11 +2021,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1845 = bfloat(v1844);
     c[v1840] = v1845;
   }
-  const uint v1846 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1846 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1847 = v600 + v1846;
-  const uint v1848 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1848 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1849 = v599 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1860 = bfloat(v1859);
     c[v1855] = v1860;
   }
-  const uint v1861 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1861 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1862 = v600 + v1861;
-  const uint v1863 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1863 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1864 = v599 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1866 = v1864 < v1;
   const bool v1867 = v1865 && v1866;
   if (v1867) {
@@ -2057,11 +2057,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1875 = bfloat(v1874);
     c[v1870] = v1875;
   }
-  const uint v1876 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1876 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1877 = v600 + v1876;
-  const uint v1878 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1878 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1879 = v599 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -2075,11 +2075,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1890 = bfloat(v1889);
     c[v1885] = v1890;
   }
-  const uint v1891 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1891 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1892 = v600 + v1891;
-  const uint v1893 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1893 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1894 = v599 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
@@ -2093,11 +2093,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1905 = bfloat(v1904);
     c[v1900] = v1905;
   }
-  const uint v1906 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1906 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1907 = v600 + v1906;
-  const uint v1908 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1908 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1909 = v599 + v1908;
-  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1911 = v1909 < v1;
   const bool v1912 = v1910 && v1911;
   if (v1912) {
@@ -2111,11 +2111,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1920 = bfloat(v1919);
     c[v1915] = v1920;
   }
-  const uint v1921 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1921 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1922 = v600 + v1921;
-  const uint v1923 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1923 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1924 = v599 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1926 = v1924 < v1;
   const bool v1927 = v1925 && v1926;
   if (v1927) {
@@ -2129,11 +2129,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1935 = bfloat(v1934);
     c[v1930] = v1935;
   }
-  const uint v1936 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1936 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1937 = v600 + v1936;
-  const uint v1938 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1938 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1939 = v599 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1941 = v1939 < v1;
   const bool v1942 = v1940 && v1941;
   if (v1942) {
@@ -2147,11 +2147,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1950 = bfloat(v1949);
     c[v1945] = v1950;
   }
-  const uint v1951 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1951 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1952 = v600 + v1951;
-  const uint v1953 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1953 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1954 = v599 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1956 = v1954 < v1;
   const bool v1957 = v1955 && v1956;
   if (v1957) {
@@ -2165,11 +2165,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1965 = bfloat(v1964);
     c[v1960] = v1965;
   }
-  const uint v1966 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1966 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1967 = v600 + v1966;
-  const uint v1968 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1968 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1969 = v599 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -2183,11 +2183,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1980 = bfloat(v1979);
     c[v1975] = v1980;
   }
-  const uint v1981 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1981 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1982 = v600 + v1981;
-  const uint v1983 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1983 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1984 = v599 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1986 = v1984 < v1;
   const bool v1987 = v1985 && v1986;
   if (v1987) {
@@ -2201,11 +2201,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1995 = bfloat(v1994);
     c[v1990] = v1995;
   }
-  const uint v1996 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1996 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1997 = v600 + v1996;
-  const uint v1998 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1998 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1999 = v599 + v1998;
-  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2001 = v1999 < v1;
   const bool v2002 = v2000 && v2001;
   if (v2002) {
@@ -2219,11 +2219,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2010 = bfloat(v2009);
     c[v2005] = v2010;
   }
-  const uint v2011 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2011 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2012 = v600 + v2011;
-  const uint v2013 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2013 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2014 = v599 + v2013;
-  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2016 = v2014 < v1;
   const bool v2017 = v2015 && v2016;
   if (v2017) {
@@ -2237,11 +2237,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2025 = bfloat(v2024);
     c[v2020] = v2025;
   }
-  const uint v2026 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2026 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2027 = v600 + v2026;
-  const uint v2028 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2028 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2029 = v599 + v2028;
-  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2031 = v2029 < v1;
   const bool v2032 = v2030 && v2031;
   if (v2032) {
@@ -2255,11 +2255,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2040 = bfloat(v2039);
     c[v2035] = v2040;
   }
-  const uint v2041 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2041 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2042 = v600 + v2041;
-  const uint v2043 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2043 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2044 = v599 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2046 = v2044 < v1;
   const bool v2047 = v2045 && v2046;
   if (v2047) {
@@ -2273,11 +2273,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2055 = bfloat(v2054);
     c[v2050] = v2055;
   }
-  const uint v2056 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2056 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2057 = v600 + v2056;
-  const uint v2058 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2058 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2059 = v599 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2291,11 +2291,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2070 = bfloat(v2069);
     c[v2065] = v2070;
   }
-  const uint v2071 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2071 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2072 = v600 + v2071;
-  const uint v2073 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2073 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2074 = v599 + v2073;
-  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2076 = v2074 < v1;
   const bool v2077 = v2075 && v2076;
   if (v2077) {
@@ -2309,11 +2309,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2085 = bfloat(v2084);
     c[v2080] = v2085;
   }
-  const uint v2086 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2086 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2087 = v600 + v2086;
-  const uint v2088 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2088 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2089 = v599 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2091 = v2089 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
@@ -2327,11 +2327,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2100 = bfloat(v2099);
     c[v2095] = v2100;
   }
-  const uint v2101 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2101 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2102 = v600 + v2101;
-  const uint v2103 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2103 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2104 = v599 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -2345,11 +2345,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2115 = bfloat(v2114);
     c[v2110] = v2115;
   }
-  const uint v2116 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2116 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2117 = v600 + v2116;
-  const uint v2118 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2118 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2119 = v599 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2121 = v2119 < v1;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2363,11 +2363,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2130 = bfloat(v2129);
     c[v2125] = v2130;
   }
-  const uint v2131 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2131 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2132 = v600 + v2131;
-  const uint v2133 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2133 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2134 = v599 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2136 = v2134 < v1;
   const bool v2137 = v2135 && v2136;
   if (v2137) {
@@ -2381,11 +2381,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2145 = bfloat(v2144);
     c[v2140] = v2145;
   }
-  const uint v2146 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2146 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2147 = v600 + v2146;
-  const uint v2148 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2148 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2149 = v599 + v2148;
-  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2151 = v2149 < v1;
   const bool v2152 = v2150 && v2151;
   if (v2152) {
@@ -2399,11 +2399,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2160 = bfloat(v2159);
     c[v2155] = v2160;
   }
-  const uint v2161 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2161 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2162 = v600 + v2161;
-  const uint v2163 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2163 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2164 = v599 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2166 = v2164 < v1;
   const bool v2167 = v2165 && v2166;
   if (v2167) {
@@ -2417,11 +2417,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2175 = bfloat(v2174);
     c[v2170] = v2175;
   }
-  const uint v2176 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2176 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2177 = v600 + v2176;
-  const uint v2178 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2178 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2179 = v599 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2181 = v2179 < v1;
   const bool v2182 = v2180 && v2181;
   if (v2182) {
@@ -2435,11 +2435,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2190 = bfloat(v2189);
     c[v2185] = v2190;
   }
-  const uint v2191 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2191 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2192 = v600 + v2191;
-  const uint v2193 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2193 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2194 = v599 + v2193;
-  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2196 = v2194 < v1;
   const bool v2197 = v2195 && v2196;
   if (v2197) {
@@ -2453,11 +2453,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2205 = bfloat(v2204);
     c[v2200] = v2205;
   }
-  const uint v2206 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2206 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2207 = v600 + v2206;
-  const uint v2208 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2208 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2209 = v599 + v2208;
-  const bool v2210 = v2207 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2210 = v2207 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2211 = v2209 < v1;
   const bool v2212 = v2210 && v2211;
   if (v2212) {
@@ -2471,11 +2471,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2220 = bfloat(v2219);
     c[v2215] = v2220;
   }
-  const uint v2221 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2221 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2222 = v600 + v2221;
-  const uint v2223 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2223 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2224 = v599 + v2223;
-  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2226 = v2224 < v1;
   const bool v2227 = v2225 && v2226;
   if (v2227) {
@@ -2489,11 +2489,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2235 = bfloat(v2234);
     c[v2230] = v2235;
   }
-  const uint v2236 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2236 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2237 = v600 + v2236;
-  const uint v2238 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2238 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2239 = v599 + v2238;
-  const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2241 = v2239 < v1;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
@@ -2507,11 +2507,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2250 = bfloat(v2249);
     c[v2245] = v2250;
   }
-  const uint v2251 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2251 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2252 = v600 + v2251;
-  const uint v2253 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2253 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2254 = v599 + v2253;
-  const bool v2255 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2255 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2256 = v2254 < v1;
   const bool v2257 = v2255 && v2256;
   if (v2257) {
@@ -2525,11 +2525,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2265 = bfloat(v2264);
     c[v2260] = v2265;
   }
-  const uint v2266 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2266 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2267 = v600 + v2266;
-  const uint v2268 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2268 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2269 = v599 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2543,11 +2543,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2280 = bfloat(v2279);
     c[v2275] = v2280;
   }
-  const uint v2281 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2281 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2282 = v600 + v2281;
-  const uint v2283 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2283 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2284 = v599 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2286 = v2284 < v1;
   const bool v2287 = v2285 && v2286;
   if (v2287) {
@@ -2561,11 +2561,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2295 = bfloat(v2294);
     c[v2290] = v2295;
   }
-  const uint v2296 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2296 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2297 = v600 + v2296;
-  const uint v2298 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2298 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2299 = v599 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -2579,11 +2579,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2310 = bfloat(v2309);
     c[v2305] = v2310;
   }
-  const uint v2311 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2311 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2312 = v600 + v2311;
-  const uint v2313 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2313 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2314 = v599 + v2313;
-  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2316 = v2314 < v1;
   const bool v2317 = v2315 && v2316;
   if (v2317) {
@@ -2597,11 +2597,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2325 = bfloat(v2324);
     c[v2320] = v2325;
   }
-  const uint v2326 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2326 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2327 = v600 + v2326;
-  const uint v2328 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2328 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2329 = v599 + v2328;
-  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2331 = v2329 < v1;
   const bool v2332 = v2330 && v2331;
   if (v2332) {
@@ -2615,11 +2615,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2340 = bfloat(v2339);
     c[v2335] = v2340;
   }
-  const uint v2341 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2341 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2342 = v600 + v2341;
-  const uint v2343 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2343 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2344 = v599 + v2343;
-  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2346 = v2344 < v1;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
@@ -2633,11 +2633,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2355 = bfloat(v2354);
     c[v2350] = v2355;
   }
-  const uint v2356 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2356 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2357 = v600 + v2356;
-  const uint v2358 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2358 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2359 = v599 + v2358;
-  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2361 = v2359 < v1;
   const bool v2362 = v2360 && v2361;
   if (v2362) {
@@ -2651,11 +2651,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2370 = bfloat(v2369);
     c[v2365] = v2370;
   }
-  const uint v2371 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2371 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2372 = v600 + v2371;
-  const uint v2373 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2373 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2374 = v599 + v2373;
-  const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2376 = v2374 < v1;
   const bool v2377 = v2375 && v2376;
   if (v2377) {
@@ -2669,11 +2669,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2385 = bfloat(v2384);
     c[v2380] = v2385;
   }
-  const uint v2386 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2386 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2387 = v600 + v2386;
-  const uint v2388 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2388 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2389 = v599 + v2388;
-  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2391 = v2389 < v1;
   const bool v2392 = v2390 && v2391;
   if (v2392) {
@@ -2687,11 +2687,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2400 = bfloat(v2399);
     c[v2395] = v2400;
   }
-  const uint v2401 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2401 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2402 = v600 + v2401;
-  const uint v2403 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2403 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2404 = v599 + v2403;
-  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2406 = v2404 < v1;
   const bool v2407 = v2405 && v2406;
   if (v2407) {
@@ -2705,11 +2705,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2415 = bfloat(v2414);
     c[v2410] = v2415;
   }
-  const uint v2416 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2416 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2417 = v600 + v2416;
-  const uint v2418 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2418 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2419 = v599 + v2418;
-  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2421 = v2419 < v1;
   const bool v2422 = v2420 && v2421;
   if (v2422) {
@@ -2723,11 +2723,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2430 = bfloat(v2429);
     c[v2425] = v2430;
   }
-  const uint v2431 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2431 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2432 = v600 + v2431;
-  const uint v2433 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2433 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2434 = v599 + v2433;
-  const bool v2435 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2435 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2436 = v2434 < v1;
   const bool v2437 = v2435 && v2436;
   if (v2437) {
@@ -2741,11 +2741,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2445 = bfloat(v2444);
     c[v2440] = v2445;
   }
-  const uint v2446 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2446 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2447 = v600 + v2446;
-  const uint v2448 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2448 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2449 = v599 + v2448;
-  const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2451 = v2449 < v1;
   const bool v2452 = v2450 && v2451;
   if (v2452) {
@@ -2759,11 +2759,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2460 = bfloat(v2459);
     c[v2455] = v2460;
   }
-  const uint v2461 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2461 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2462 = v600 + v2461;
-  const uint v2463 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2463 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2464 = v599 + v2463;
-  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2466 = v2464 < v1;
   const bool v2467 = v2465 && v2466;
   if (v2467) {
@@ -2777,11 +2777,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2475 = bfloat(v2474);
     c[v2470] = v2475;
   }
-  const uint v2476 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2476 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2477 = v600 + v2476;
-  const uint v2478 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2478 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2479 = v599 + v2478;
-  const bool v2480 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2480 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2481 = v2479 < v1;
   const bool v2482 = v2480 && v2481;
   if (v2482) {
@@ -2795,11 +2795,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2490 = bfloat(v2489);
     c[v2485] = v2490;
   }
-  const uint v2491 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2491 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2492 = v600 + v2491;
-  const uint v2493 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2493 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2494 = v599 + v2493;
-  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
@@ -2813,11 +2813,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2505 = bfloat(v2504);
     c[v2500] = v2505;
   }
-  const uint v2506 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2506 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2507 = v600 + v2506;
-  const uint v2508 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2508 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2509 = v599 + v2508;
-  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2511 = v2509 < v1;
   const bool v2512 = v2510 && v2511;
   if (v2512) {

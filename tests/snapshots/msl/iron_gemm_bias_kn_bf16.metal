@@ -86,451 +86,451 @@ kernel void iron_gemm_bias_kn_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v2400 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2403 = v2400 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2406 = v2400 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2400 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2403 = v2400 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2406 = v2400 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2407 = v2406 << 3u;
-    const uint v2408 = v24 + v2403;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2408 = v24 + v2403;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2409 = v2408 < v0;
-    const uint v2414 = v2408 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2420 = v2403 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2425 = v2400 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2427 = v2425 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2430 = v2425 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2414 = v2408 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2420 = v2403 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2425 = v2400 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2427 = v2425 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2430 = v2425 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2431 = v2430 << 3u;
-    const uint v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2433 = v2432 < v0;
-    const uint v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2444 = v2427 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2449 = v2400 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2451 = v2449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2454 = v2449 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2444 = v2427 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2449 = v2400 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2451 = v2449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2454 = v2449 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2455 = v2454 << 3u;
-    const uint v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2457 = v2456 < v0;
-    const uint v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2468 = v2451 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2473 = v2400 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2475 = v2473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2478 = v2473 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2468 = v2451 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2473 = v2400 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2475 = v2473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2478 = v2473 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2479 = v2478 << 3u;
-    const uint v2480 = v24 + v2475;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2480 = v24 + v2475;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2481 = v2480 < v0;
-    const uint v2486 = v2480 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2492 = v2475 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2497 = v2400 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2499 = v2497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2502 = v2497 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2486 = v2480 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2492 = v2475 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2497 = v2400 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2499 = v2497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2502 = v2497 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2503 = v2502 << 3u;
-    const uint v2504 = v24 + v2499;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2504 = v24 + v2499;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2505 = v2504 < v0;
-    const uint v2510 = v2504 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2516 = v2499 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2521 = v2400 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2523 = v2521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2526 = v2521 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2510 = v2504 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2516 = v2499 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2521 = v2400 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2523 = v2521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2526 = v2521 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2527 = v2526 << 3u;
-    const uint v2528 = v24 + v2523;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2528 = v24 + v2523;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2529 = v2528 < v0;
-    const uint v2534 = v2528 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2540 = v2523 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2545 = v2400 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2547 = v2545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2550 = v2545 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2534 = v2528 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2540 = v2523 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2545 = v2400 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2547 = v2545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2550 = v2545 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2551 = v2550 << 3u;
-    const uint v2552 = v24 + v2547;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2552 = v24 + v2547;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2553 = v2552 < v0;
-    const uint v2558 = v2552 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2564 = v2547 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2569 = v2400 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2571 = v2569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2574 = v2569 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2558 = v2552 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2564 = v2547 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2569 = v2400 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2571 = v2569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2574 = v2569 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2575 = v2574 << 3u;
-    const uint v2576 = v24 + v2571;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2576 = v24 + v2571;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2577 = v2576 < v0;
-    const uint v2582 = v2576 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2588 = v2571 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2597 = v2400 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2600 = v2400 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2582 = v2576 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2588 = v2571 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2597 = v2400 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2600 = v2400 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2601 = v2600 << 3u;
-    const uint v2604 = v28 + v2601;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2604 = v28 + v2601;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2605 = v2604 < v1;
-    const uint v2614 = v2597 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2621 = v2425 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2624 = v2425 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2614 = v2597 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2621 = v2425 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2624 = v2425 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2625 = v2624 << 3u;
-    const uint v2628 = v28 + v2625;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2628 = v28 + v2625;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2629 = v2628 < v1;
-    const uint v2638 = v2621 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2645 = v2449 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2648 = v2449 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2638 = v2621 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2645 = v2449 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2648 = v2449 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2649 = v2648 << 3u;
-    const uint v2652 = v28 + v2649;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2652 = v28 + v2649;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2653 = v2652 < v1;
-    const uint v2662 = v2645 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2669 = v2473 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2672 = v2473 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2662 = v2645 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2669 = v2473 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2672 = v2473 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2673 = v2672 << 3u;
-    const uint v2676 = v28 + v2673;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2676 = v28 + v2673;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2677 = v2676 < v1;
-    const uint v2686 = v2669 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2693 = v2497 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2696 = v2497 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2686 = v2669 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2693 = v2497 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2696 = v2497 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2697 = v2696 << 3u;
-    const uint v2700 = v28 + v2697;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2700 = v28 + v2697;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2701 = v2700 < v1;
-    const uint v2710 = v2693 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2717 = v2521 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2720 = v2521 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2710 = v2693 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2717 = v2521 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2720 = v2521 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2721 = v2720 << 3u;
-    const uint v2724 = v28 + v2721;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2724 = v28 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2725 = v2724 < v1;
-    const uint v2734 = v2717 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2741 = v2545 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2744 = v2545 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2734 = v2717 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2741 = v2545 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2744 = v2545 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2745 = v2744 << 3u;
-    const uint v2748 = v28 + v2745;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2748 = v28 + v2745;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2749 = v2748 < v1;
-    const uint v2758 = v2741 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2765 = v2569 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2768 = v2569 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2758 = v2741 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2765 = v2569 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2768 = v2569 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2769 = v2768 << 3u;
-    const uint v2772 = v28 + v2769;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2772 = v28 + v2769;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2773 = v2772 < v1;
-    const uint v2782 = v2765 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2792 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v2782 = v2765 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2792 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (uint v2392 = 0u; v2392 < v2; v2392 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v2392 = 0u; v2392 < v2; v2392 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v2394 = v2392 >> 6u;
       const uint v2396 = v2394 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2398 = v2396 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2410 = v2392 + v2407;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2398 = v2396 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2410 = v2392 + v2407;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2411 = v2410 < v2;
       const bool v2412 = v2409 && v2411;
-      const uint v2416 = v2414 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2416 = v2414 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2417 = v2416 + v2407;
       const uint v2418 = v2412 ? v2417 : 0u;
-      const uint v2421 = v2398 + v2420;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2421 = v2398 + v2420;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2422 = v2421 + v2407;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2422 + e] = v2412 ? a[v2418 + e] : bfloat(0);
       }
-      const uint v2434 = v2392 + v2431;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2434 = v2392 + v2431;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2435 = v2434 < v2;
       const bool v2436 = v2433 && v2435;
-      const uint v2440 = v2438 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2440 = v2438 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2441 = v2440 + v2431;
       const uint v2442 = v2436 ? v2441 : 0u;
-      const uint v2445 = v2398 + v2444;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2445 = v2398 + v2444;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2446 = v2445 + v2431;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2446 + e] = v2436 ? a[v2442 + e] : bfloat(0);
       }
-      const uint v2458 = v2392 + v2455;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2458 = v2392 + v2455;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2459 = v2458 < v2;
       const bool v2460 = v2457 && v2459;
-      const uint v2464 = v2462 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2464 = v2462 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2465 = v2464 + v2455;
       const uint v2466 = v2460 ? v2465 : 0u;
-      const uint v2469 = v2398 + v2468;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2469 = v2398 + v2468;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2470 = v2469 + v2455;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2470 + e] = v2460 ? a[v2466 + e] : bfloat(0);
       }
-      const uint v2482 = v2392 + v2479;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2482 = v2392 + v2479;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2483 = v2482 < v2;
       const bool v2484 = v2481 && v2483;
-      const uint v2488 = v2486 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2488 = v2486 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2489 = v2488 + v2479;
       const uint v2490 = v2484 ? v2489 : 0u;
-      const uint v2493 = v2398 + v2492;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2493 = v2398 + v2492;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2494 = v2493 + v2479;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2494 + e] = v2484 ? a[v2490 + e] : bfloat(0);
       }
-      const uint v2506 = v2392 + v2503;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2506 = v2392 + v2503;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2507 = v2506 < v2;
       const bool v2508 = v2505 && v2507;
-      const uint v2512 = v2510 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2512 = v2510 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2513 = v2512 + v2503;
       const uint v2514 = v2508 ? v2513 : 0u;
-      const uint v2517 = v2398 + v2516;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2517 = v2398 + v2516;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2518 = v2517 + v2503;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2518 + e] = v2508 ? a[v2514 + e] : bfloat(0);
       }
-      const uint v2530 = v2392 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2530 = v2392 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2531 = v2530 < v2;
       const bool v2532 = v2529 && v2531;
-      const uint v2536 = v2534 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2536 = v2534 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2537 = v2536 + v2527;
       const uint v2538 = v2532 ? v2537 : 0u;
-      const uint v2541 = v2398 + v2540;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2541 = v2398 + v2540;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2542 = v2541 + v2527;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2542 + e] = v2532 ? a[v2538 + e] : bfloat(0);
       }
-      const uint v2554 = v2392 + v2551;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2554 = v2392 + v2551;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2555 = v2554 < v2;
       const bool v2556 = v2553 && v2555;
-      const uint v2560 = v2558 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2560 = v2558 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2561 = v2560 + v2551;
       const uint v2562 = v2556 ? v2561 : 0u;
-      const uint v2565 = v2398 + v2564;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2565 = v2398 + v2564;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2566 = v2565 + v2551;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2566 + e] = v2556 ? a[v2562 + e] : bfloat(0);
       }
-      const uint v2578 = v2392 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2578 = v2392 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2579 = v2578 < v2;
       const bool v2580 = v2577 && v2579;
-      const uint v2584 = v2582 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2584 = v2582 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2585 = v2584 + v2575;
       const uint v2586 = v2580 ? v2585 : 0u;
-      const uint v2589 = v2398 + v2588;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2589 = v2398 + v2588;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2590 = v2589 + v2575;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2590 + e] = v2580 ? a[v2586 + e] : bfloat(0);
       }
-      const uint v2602 = v2392 + v2597;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2602 = v2392 + v2597;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2603 = v2602 < v2;
       const bool v2606 = v2603 && v2605;
-      const uint v2608 = v2602 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2608 = v2602 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2610 = v2608 + v28;
       const uint v2611 = v2610 + v2601;
       const uint v2612 = v2606 ? v2611 : 0u;
-      const uint v2615 = v2398 + v2614;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2615 = v2398 + v2614;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2616 = v2615 + v2601;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2616 + e] = v2606 ? b[v2612 + e] : bfloat(0);
       }
-      const uint v2626 = v2392 + v2621;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2626 = v2392 + v2621;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2627 = v2626 < v2;
       const bool v2630 = v2627 && v2629;
-      const uint v2632 = v2626 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2632 = v2626 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2634 = v2632 + v28;
       const uint v2635 = v2634 + v2625;
       const uint v2636 = v2630 ? v2635 : 0u;
-      const uint v2639 = v2398 + v2638;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2639 = v2398 + v2638;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2640 = v2639 + v2625;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2640 + e] = v2630 ? b[v2636 + e] : bfloat(0);
       }
-      const uint v2650 = v2392 + v2645;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2650 = v2392 + v2645;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2651 = v2650 < v2;
       const bool v2654 = v2651 && v2653;
-      const uint v2656 = v2650 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2656 = v2650 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2658 = v2656 + v28;
       const uint v2659 = v2658 + v2649;
       const uint v2660 = v2654 ? v2659 : 0u;
-      const uint v2663 = v2398 + v2662;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2663 = v2398 + v2662;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2664 = v2663 + v2649;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2664 + e] = v2654 ? b[v2660 + e] : bfloat(0);
       }
-      const uint v2674 = v2392 + v2669;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2674 = v2392 + v2669;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2675 = v2674 < v2;
       const bool v2678 = v2675 && v2677;
-      const uint v2680 = v2674 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2680 = v2674 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2682 = v2680 + v28;
       const uint v2683 = v2682 + v2673;
       const uint v2684 = v2678 ? v2683 : 0u;
-      const uint v2687 = v2398 + v2686;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2687 = v2398 + v2686;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2688 = v2687 + v2673;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2688 + e] = v2678 ? b[v2684 + e] : bfloat(0);
       }
-      const uint v2698 = v2392 + v2693;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2698 = v2392 + v2693;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2699 = v2698 < v2;
       const bool v2702 = v2699 && v2701;
-      const uint v2704 = v2698 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2704 = v2698 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2706 = v2704 + v28;
       const uint v2707 = v2706 + v2697;
       const uint v2708 = v2702 ? v2707 : 0u;
-      const uint v2711 = v2398 + v2710;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2711 = v2398 + v2710;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2712 = v2711 + v2697;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2712 + e] = v2702 ? b[v2708 + e] : bfloat(0);
       }
-      const uint v2722 = v2392 + v2717;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2722 = v2392 + v2717;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2723 = v2722 < v2;
       const bool v2726 = v2723 && v2725;
-      const uint v2728 = v2722 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2728 = v2722 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2730 = v2728 + v28;
       const uint v2731 = v2730 + v2721;
       const uint v2732 = v2726 ? v2731 : 0u;
-      const uint v2735 = v2398 + v2734;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2735 = v2398 + v2734;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2736 = v2735 + v2721;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2736 + e] = v2726 ? b[v2732 + e] : bfloat(0);
       }
-      const uint v2746 = v2392 + v2741;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2746 = v2392 + v2741;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2747 = v2746 < v2;
       const bool v2750 = v2747 && v2749;
-      const uint v2752 = v2746 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2752 = v2746 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2754 = v2752 + v28;
       const uint v2755 = v2754 + v2745;
       const uint v2756 = v2750 ? v2755 : 0u;
-      const uint v2759 = v2398 + v2758;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2759 = v2398 + v2758;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2760 = v2759 + v2745;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2760 + e] = v2750 ? b[v2756 + e] : bfloat(0);
       }
-      const uint v2770 = v2392 + v2765;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2770 = v2392 + v2765;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2771 = v2770 < v2;
       const bool v2774 = v2771 && v2773;
-      const uint v2776 = v2770 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2776 = v2770 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2778 = v2776 + v28;
       const uint v2779 = v2778 + v2769;
       const uint v2780 = v2774 ? v2779 : 0u;
-      const uint v2783 = v2398 + v2782;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2783 = v2398 + v2782;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2784 = v2783 + v2769;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2784 + e] = v2774 ? b[v2780 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2793 = v2398 + v2792;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v2793 = v2398 + v2792;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2793), long(64u));
-      const uint v2798 = v2398 + v37;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2798 = v2398 + v37;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load<false>(v43, shm1, long(v2798), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2804 = v2793 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2804 = v2793 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2804), long(64u));
-      const uint v2807 = v2398 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2807 = v2398 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2808 = v2807 + v37;
       iron_frag_load<false>(v43, shm1, long(v2808), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2814 = v2793 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2814 = v2793 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2814), long(64u));
-      const uint v2817 = v2398 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2817 = v2398 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2818 = v2817 + v37;
       iron_frag_load<false>(v43, shm1, long(v2818), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2824 = v2793 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2824 = v2793 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2824), long(64u));
-      const uint v2827 = v2398 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2827 = v2398 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2828 = v2827 + v37;
       iron_frag_load<false>(v43, shm1, long(v2828), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v513 = v512 < v0;
         const uint v514 = v503 + v511;
         const bool v515 = v514 < v2;
         const bool v516 = v513 && v515;
         if (v516) {
-          const uint v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v520 = v518 + v503;
           const uint v521 = v520 + v511;
           const bfloat v522 = a[v521];
-          const uint v524 = v509 << 6u;
+          const uint v524 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v525 = v524 + v511;
           shm0[v525] = v522;
         } else {
-          const uint v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v528 = v527 + v511;
           shm0[v528] = bfloat(0.0f);
         }
       }
 
-      for (uint v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v539 = v538 < v2;
         const uint v540 = v28 + v537;
         const bool v541 = v540 < v1;
         const bool v542 = v539 && v541;
         if (v542) {
-          const uint v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v546 = v544 + v28;
           const uint v547 = v546 + v537;
           const bfloat v548 = b[v547];
-          const uint v550 = v535 << 7u;
+          const uint v550 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v551 = v550 + v537;
           shm1[v551] = v548;
         } else {
-          const uint v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v554 = v553 + v537;
           shm1[v554] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v599 = v24 + v33;
-  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v601 = v599 + v600;
-  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -543,11 +543,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v613 = v612 + v603;
     out[v613] = v611;
   }
-  const uint v614 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v614 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v615 = v599 + v614;
-  const uint v616 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v616 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v617 = v598 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v619 = v617 < v1;
   const bool v620 = v618 && v619;
   if (v620) {
@@ -560,11 +560,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v627 = v626 + v617;
     out[v627] = v625;
   }
-  const uint v628 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v628 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v629 = v599 + v628;
-  const uint v630 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v630 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v631 = v598 + v630;
-  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v633 = v631 < v1;
   const bool v634 = v632 && v633;
   if (v634) {
@@ -577,11 +577,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v641 = v640 + v631;
     out[v641] = v639;
   }
-  const uint v642 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v642 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v643 = v599 + v642;
-  const uint v644 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v644 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v645 = v598 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -594,11 +594,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v655 = v654 + v645;
     out[v655] = v653;
   }
-  const uint v656 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v656 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v657 = v599 + v656;
-  const uint v658 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v658 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v659 = v598 + v658;
-  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v661 = v659 < v1;
   const bool v662 = v660 && v661;
   if (v662) {
@@ -611,11 +611,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v669 = v668 + v659;
     out[v669] = v667;
   }
-  const uint v670 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v670 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v671 = v599 + v670;
-  const uint v672 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v672 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v673 = v598 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v675 = v673 < v1;
   const bool v676 = v674 && v675;
   if (v676) {
@@ -628,11 +628,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v683 = v682 + v673;
     out[v683] = v681;
   }
-  const uint v684 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v684 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v685 = v599 + v684;
-  const uint v686 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v686 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v687 = v598 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -645,11 +645,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v697 = v696 + v687;
     out[v697] = v695;
   }
-  const uint v698 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v698 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v699 = v599 + v698;
-  const uint v700 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v700 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v701 = v598 + v700;
-  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v703 = v701 < v1;
   const bool v704 = v702 && v703;
   if (v704) {
@@ -662,11 +662,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v711 = v710 + v701;
     out[v711] = v709;
   }
-  const uint v712 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v712 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v713 = v599 + v712;
-  const uint v714 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v714 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v715 = v598 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -679,11 +679,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v725 = v724 + v715;
     out[v725] = v723;
   }
-  const uint v726 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v726 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v727 = v599 + v726;
-  const uint v728 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v728 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v729 = v598 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -696,11 +696,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v739 = v738 + v729;
     out[v739] = v737;
   }
-  const uint v740 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v740 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v741 = v599 + v740;
-  const uint v742 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v742 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v743 = v598 + v742;
-  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v745 = v743 < v1;
   const bool v746 = v744 && v745;
   if (v746) {
@@ -713,11 +713,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v753 = v752 + v743;
     out[v753] = v751;
   }
-  const uint v754 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v754 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v755 = v599 + v754;
-  const uint v756 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v756 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v757 = v598 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v759 = v757 < v1;
   const bool v760 = v758 && v759;
   if (v760) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v767 = v766 + v757;
     out[v767] = v765;
   }
-  const uint v768 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v768 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v769 = v599 + v768;
-  const uint v770 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v770 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v771 = v598 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -747,11 +747,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v781 = v780 + v771;
     out[v781] = v779;
   }
-  const uint v782 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v782 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v783 = v599 + v782;
-  const uint v784 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v784 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v785 = v598 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v795 = v794 + v785;
     out[v795] = v793;
   }
-  const uint v796 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v796 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v797 = v599 + v796;
-  const uint v798 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v798 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v799 = v598 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -781,11 +781,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v809 = v808 + v799;
     out[v809] = v807;
   }
-  const uint v810 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v810 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v811 = v599 + v810;
-  const uint v812 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v812 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v813 = v598 + v812;
-  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -798,11 +798,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v823 = v822 + v813;
     out[v823] = v821;
   }
-  const uint v824 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v824 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v825 = v599 + v824;
-  const uint v826 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v826 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v827 = v598 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v837 = v836 + v827;
     out[v837] = v835;
   }
-  const uint v838 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v838 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v839 = v599 + v838;
-  const uint v840 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v840 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v841 = v598 + v840;
-  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v843 = v841 < v1;
   const bool v844 = v842 && v843;
   if (v844) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v851 = v850 + v841;
     out[v851] = v849;
   }
-  const uint v852 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v852 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v853 = v599 + v852;
-  const uint v854 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v854 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v855 = v598 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -849,11 +849,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v865 = v864 + v855;
     out[v865] = v863;
   }
-  const uint v866 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v866 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v867 = v599 + v866;
-  const uint v868 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v868 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v869 = v598 + v868;
-  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v871 = v869 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
@@ -866,11 +866,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v879 = v878 + v869;
     out[v879] = v877;
   }
-  const uint v880 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v880 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v881 = v599 + v880;
-  const uint v882 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v882 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v883 = v598 + v882;
-  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v893 = v892 + v883;
     out[v893] = v891;
   }
-  const uint v894 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v894 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v895 = v599 + v894;
-  const uint v896 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v896 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v897 = v598 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v899 = v897 < v1;
   const bool v900 = v898 && v899;
   if (v900) {
@@ -900,11 +900,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v907 = v906 + v897;
     out[v907] = v905;
   }
-  const uint v908 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v908 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v909 = v599 + v908;
-  const uint v910 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v910 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v911 = v598 + v910;
-  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v913 = v911 < v1;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -917,11 +917,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v921 = v920 + v911;
     out[v921] = v919;
   }
-  const uint v922 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v922 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v923 = v599 + v922;
-  const uint v924 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v924 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v925 = v598 + v924;
-  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v927 = v925 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
@@ -934,11 +934,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v935 = v934 + v925;
     out[v935] = v933;
   }
-  const uint v936 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v936 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v937 = v599 + v936;
-  const uint v938 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v938 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v939 = v598 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -951,11 +951,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v949 = v948 + v939;
     out[v949] = v947;
   }
-  const uint v950 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v950 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v951 = v599 + v950;
-  const uint v952 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v952 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v953 = v598 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v955 = v953 < v1;
   const bool v956 = v954 && v955;
   if (v956) {
@@ -968,11 +968,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v963 = v962 + v953;
     out[v963] = v961;
   }
-  const uint v964 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v964 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v965 = v599 + v964;
-  const uint v966 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v966 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v967 = v598 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -985,11 +985,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v977 = v976 + v967;
     out[v977] = v975;
   }
-  const uint v978 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v978 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v979 = v599 + v978;
-  const uint v980 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v980 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v981 = v598 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -1002,11 +1002,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v991 = v990 + v981;
     out[v991] = v989;
   }
-  const uint v992 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v992 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v993 = v599 + v992;
-  const uint v994 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v994 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v995 = v598 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1005 = v1004 + v995;
     out[v1005] = v1003;
   }
-  const uint v1006 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1006 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1007 = v599 + v1006;
-  const uint v1008 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1008 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1009 = v598 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1019 = v1018 + v1009;
     out[v1019] = v1017;
   }
-  const uint v1020 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1020 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1021 = v599 + v1020;
-  const uint v1022 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1022 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1023 = v598 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1053,11 +1053,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1033 = v1032 + v1023;
     out[v1033] = v1031;
   }
-  const uint v1034 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1034 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1035 = v599 + v1034;
-  const uint v1036 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1036 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1037 = v598 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1039 = v1037 < v1;
   const bool v1040 = v1038 && v1039;
   if (v1040) {
@@ -1070,11 +1070,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1047 = v1046 + v1037;
     out[v1047] = v1045;
   }
-  const uint v1048 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1048 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1049 = v599 + v1048;
-  const uint v1050 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1050 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1051 = v598 + v1050;
-  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1087,11 +1087,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1061 = v1060 + v1051;
     out[v1061] = v1059;
   }
-  const uint v1062 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1062 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1063 = v599 + v1062;
-  const uint v1064 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1064 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1065 = v598 + v1064;
-  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1075 = v1074 + v1065;
     out[v1075] = v1073;
   }
-  const uint v1076 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1076 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1077 = v599 + v1076;
-  const uint v1078 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1078 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1079 = v598 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1121,11 +1121,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1089 = v1088 + v1079;
     out[v1089] = v1087;
   }
-  const uint v1090 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1090 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1091 = v599 + v1090;
-  const uint v1092 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1092 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1093 = v598 + v1092;
-  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1095 = v1093 < v1;
   const bool v1096 = v1094 && v1095;
   if (v1096) {
@@ -1138,11 +1138,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1103 = v1102 + v1093;
     out[v1103] = v1101;
   }
-  const uint v1104 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1104 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1105 = v599 + v1104;
-  const uint v1106 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1106 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1107 = v598 + v1106;
-  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1155,11 +1155,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1117 = v1116 + v1107;
     out[v1117] = v1115;
   }
-  const uint v1118 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1118 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1119 = v599 + v1118;
-  const uint v1120 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1120 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1121 = v598 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1123 = v1121 < v1;
   const bool v1124 = v1122 && v1123;
   if (v1124) {
@@ -1172,11 +1172,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1131 = v1130 + v1121;
     out[v1131] = v1129;
   }
-  const uint v1132 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1132 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1133 = v599 + v1132;
-  const uint v1134 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1134 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1135 = v598 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1137 = v1135 < v1;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1189,11 +1189,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1145 = v1144 + v1135;
     out[v1145] = v1143;
   }
-  const uint v1146 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1146 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1147 = v599 + v1146;
-  const uint v1148 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1148 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1149 = v598 + v1148;
-  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1206,11 +1206,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1159 = v1158 + v1149;
     out[v1159] = v1157;
   }
-  const uint v1160 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1160 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1161 = v599 + v1160;
-  const uint v1162 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1162 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1163 = v598 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1223,11 +1223,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1173 = v1172 + v1163;
     out[v1173] = v1171;
   }
-  const uint v1174 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1174 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1175 = v599 + v1174;
-  const uint v1176 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1176 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1177 = v598 + v1176;
-  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -1240,11 +1240,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1187 = v1186 + v1177;
     out[v1187] = v1185;
   }
-  const uint v1188 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1188 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1189 = v599 + v1188;
-  const uint v1190 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1190 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1191 = v598 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1201 = v1200 + v1191;
     out[v1201] = v1199;
   }
-  const uint v1202 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1202 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1203 = v599 + v1202;
-  const uint v1204 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1204 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1205 = v598 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1215 = v1214 + v1205;
     out[v1215] = v1213;
   }
-  const uint v1216 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1216 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1217 = v599 + v1216;
-  const uint v1218 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1218 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1219 = v598 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1229 = v1228 + v1219;
     out[v1229] = v1227;
   }
-  const uint v1230 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1230 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1231 = v599 + v1230;
-  const uint v1232 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1232 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1233 = v598 + v1232;
-  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1308,11 +1308,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1243 = v1242 + v1233;
     out[v1243] = v1241;
   }
-  const uint v1244 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1244 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1245 = v599 + v1244;
-  const uint v1246 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1246 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1247 = v598 + v1246;
-  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1325,11 +1325,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1257 = v1256 + v1247;
     out[v1257] = v1255;
   }
-  const uint v1258 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1258 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1259 = v599 + v1258;
-  const uint v1260 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1260 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1261 = v598 + v1260;
-  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1263 = v1261 < v1;
   const bool v1264 = v1262 && v1263;
   if (v1264) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1271 = v1270 + v1261;
     out[v1271] = v1269;
   }
-  const uint v1272 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1272 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1273 = v599 + v1272;
-  const uint v1274 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1274 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1275 = v598 + v1274;
-  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1359,11 +1359,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1285 = v1284 + v1275;
     out[v1285] = v1283;
   }
-  const uint v1286 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1286 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1287 = v599 + v1286;
-  const uint v1288 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1288 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1289 = v598 + v1288;
-  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1291 = v1289 < v1;
   const bool v1292 = v1290 && v1291;
   if (v1292) {
@@ -1376,11 +1376,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1299 = v1298 + v1289;
     out[v1299] = v1297;
   }
-  const uint v1300 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1300 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1301 = v599 + v1300;
-  const uint v1302 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1302 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1303 = v598 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1305 = v1303 < v1;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1393,11 +1393,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1313 = v1312 + v1303;
     out[v1313] = v1311;
   }
-  const uint v1314 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1314 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1315 = v599 + v1314;
-  const uint v1316 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1316 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1317 = v598 + v1316;
-  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1410,11 +1410,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1327 = v1326 + v1317;
     out[v1327] = v1325;
   }
-  const uint v1328 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1328 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1329 = v599 + v1328;
-  const uint v1330 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1330 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1331 = v598 + v1330;
-  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1333 = v1331 < v1;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1427,11 +1427,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1341 = v1340 + v1331;
     out[v1341] = v1339;
   }
-  const uint v1342 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1342 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1343 = v599 + v1342;
-  const uint v1344 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1344 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1345 = v598 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1444,11 +1444,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1355 = v1354 + v1345;
     out[v1355] = v1353;
   }
-  const uint v1356 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1356 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1357 = v599 + v1356;
-  const uint v1358 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1358 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1359 = v598 + v1358;
-  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1461,11 +1461,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1369 = v1368 + v1359;
     out[v1369] = v1367;
   }
-  const uint v1370 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1370 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1371 = v599 + v1370;
-  const uint v1372 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1372 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1373 = v598 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1375 = v1373 < v1;
   const bool v1376 = v1374 && v1375;
   if (v1376) {
@@ -1478,11 +1478,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1383 = v1382 + v1373;
     out[v1383] = v1381;
   }
-  const uint v1384 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1384 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1385 = v599 + v1384;
-  const uint v1386 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1386 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1387 = v598 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
@@ -1495,11 +1495,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1397 = v1396 + v1387;
     out[v1397] = v1395;
   }
-  const uint v1398 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1398 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1399 = v599 + v1398;
-  const uint v1400 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1400 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1401 = v598 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1512,11 +1512,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1411 = v1410 + v1401;
     out[v1411] = v1409;
   }
-  const uint v1412 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1412 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1413 = v599 + v1412;
-  const uint v1414 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1414 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1415 = v598 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1529,11 +1529,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1425 = v1424 + v1415;
     out[v1425] = v1423;
   }
-  const uint v1426 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1426 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1427 = v599 + v1426;
-  const uint v1428 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1428 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1429 = v598 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1546,11 +1546,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1439 = v1438 + v1429;
     out[v1439] = v1437;
   }
-  const uint v1440 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1440 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1441 = v599 + v1440;
-  const uint v1442 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1442 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1443 = v598 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1563,11 +1563,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1453 = v1452 + v1443;
     out[v1453] = v1451;
   }
-  const uint v1454 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1454 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1455 = v599 + v1454;
-  const uint v1456 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1456 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1457 = v598 + v1456;
-  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1459 = v1457 < v1;
   const bool v1460 = v1458 && v1459;
   if (v1460) {
@@ -1580,11 +1580,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1467 = v1466 + v1457;
     out[v1467] = v1465;
   }
-  const uint v1468 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1468 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1469 = v599 + v1468;
-  const uint v1470 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1470 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1471 = v598 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1597,11 +1597,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1481 = v1480 + v1471;
     out[v1481] = v1479;
   }
-  const uint v1482 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1482 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1483 = v599 + v1482;
-  const uint v1484 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1484 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1485 = v598 + v1484;
-  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1614,11 +1614,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1495 = v1494 + v1485;
     out[v1495] = v1493;
   }
-  const uint v1496 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1496 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1497 = v599 + v1496;
-  const uint v1498 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1498 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1499 = v598 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1631,11 +1631,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1509 = v1508 + v1499;
     out[v1509] = v1507;
   }
-  const uint v1510 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1510 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1511 = v599 + v1510;
-  const uint v1512 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1512 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1513 = v598 + v1512;
-  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1515 = v1513 < v1;
   const bool v1516 = v1514 && v1515;
   if (v1516) {
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1523 = v1522 + v1513;
     out[v1523] = v1521;
   }
-  const uint v1524 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1524 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1525 = v599 + v1524;
-  const uint v1526 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1526 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1527 = v598 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1665,11 +1665,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1537 = v1536 + v1527;
     out[v1537] = v1535;
   }
-  const uint v1538 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1538 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1539 = v599 + v1538;
-  const uint v1540 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1540 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1541 = v598 + v1540;
-  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1543 = v1541 < v1;
   const bool v1544 = v1542 && v1543;
   if (v1544) {
@@ -1682,11 +1682,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1551 = v1550 + v1541;
     out[v1551] = v1549;
   }
-  const uint v1552 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1552 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1553 = v599 + v1552;
-  const uint v1554 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1554 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1555 = v598 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1699,11 +1699,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1565 = v1564 + v1555;
     out[v1565] = v1563;
   }
-  const uint v1566 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1566 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1567 = v599 + v1566;
-  const uint v1568 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1568 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1569 = v598 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1579 = v1578 + v1569;
     out[v1579] = v1577;
   }
-  const uint v1580 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1580 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1581 = v599 + v1580;
-  const uint v1582 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1582 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1583 = v598 + v1582;
-  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1585 = v1583 < v1;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1593 = v1592 + v1583;
     out[v1593] = v1591;
   }
-  const uint v1594 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1594 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1595 = v599 + v1594;
-  const uint v1596 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1596 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1597 = v598 + v1596;
-  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1607 = v1606 + v1597;
     out[v1607] = v1605;
   }
-  const uint v1608 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1608 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1609 = v599 + v1608;
-  const uint v1610 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1610 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1611 = v598 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -1767,11 +1767,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1621 = v1620 + v1611;
     out[v1621] = v1619;
   }
-  const uint v1622 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1622 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1623 = v599 + v1622;
-  const uint v1624 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1624 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1625 = v598 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1635 = v1634 + v1625;
     out[v1635] = v1633;
   }
-  const uint v1636 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1636 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1637 = v599 + v1636;
-  const uint v1638 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1638 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1639 = v598 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -1801,11 +1801,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1649 = v1648 + v1639;
     out[v1649] = v1647;
   }
-  const uint v1650 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1650 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1651 = v599 + v1650;
-  const uint v1652 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1652 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1653 = v598 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -1818,11 +1818,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1663 = v1662 + v1653;
     out[v1663] = v1661;
   }
-  const uint v1664 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1664 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1665 = v599 + v1664;
-  const uint v1666 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1666 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1667 = v598 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1669 = v1667 < v1;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
@@ -1835,11 +1835,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1677 = v1676 + v1667;
     out[v1677] = v1675;
   }
-  const uint v1678 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1678 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1679 = v599 + v1678;
-  const uint v1680 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1680 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1681 = v598 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1683 = v1681 < v1;
   const bool v1684 = v1682 && v1683;
   if (v1684) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1691 = v1690 + v1681;
     out[v1691] = v1689;
   }
-  const uint v1692 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1692 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1693 = v599 + v1692;
-  const uint v1694 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1694 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1695 = v598 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1869,11 +1869,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1705 = v1704 + v1695;
     out[v1705] = v1703;
   }
-  const uint v1706 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1706 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1707 = v599 + v1706;
-  const uint v1708 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1708 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1709 = v598 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -1886,11 +1886,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1719 = v1718 + v1709;
     out[v1719] = v1717;
   }
-  const uint v1720 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1720 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1721 = v599 + v1720;
-  const uint v1722 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1722 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1723 = v598 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -1903,11 +1903,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1733 = v1732 + v1723;
     out[v1733] = v1731;
   }
-  const uint v1734 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1734 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1735 = v599 + v1734;
-  const uint v1736 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1736 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1737 = v598 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -1920,11 +1920,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1747 = v1746 + v1737;
     out[v1747] = v1745;
   }
-  const uint v1748 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1748 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1749 = v599 + v1748;
-  const uint v1750 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1750 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1751 = v598 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -1937,11 +1937,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1761 = v1760 + v1751;
     out[v1761] = v1759;
   }
-  const uint v1762 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1762 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1763 = v599 + v1762;
-  const uint v1764 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1764 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1765 = v598 + v1764;
-  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1767 = v1765 < v1;
   const bool v1768 = v1766 && v1767;
   if (v1768) {
@@ -1954,11 +1954,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1775 = v1774 + v1765;
     out[v1775] = v1773;
   }
-  const uint v1776 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1776 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1777 = v599 + v1776;
-  const uint v1778 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1778 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1779 = v598 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -1971,11 +1971,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1789 = v1788 + v1779;
     out[v1789] = v1787;
   }
-  const uint v1790 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1790 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1791 = v599 + v1790;
-  const uint v1792 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1792 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1793 = v598 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1795 = v1793 < v1;
   const bool v1796 = v1794 && v1795;
   if (v1796) {
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1803 = v1802 + v1793;
     out[v1803] = v1801;
   }
-  const uint v1804 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1804 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1805 = v599 + v1804;
-  const uint v1806 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1806 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1807 = v598 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1817 = v1816 + v1807;
     out[v1817] = v1815;
   }
-  const uint v1818 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1818 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1819 = v599 + v1818;
-  const uint v1820 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1820 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1821 = v598 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1831 = v1830 + v1821;
     out[v1831] = v1829;
   }
-  const uint v1832 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1832 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1833 = v599 + v1832;
-  const uint v1834 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1834 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1835 = v598 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1845 = v1844 + v1835;
     out[v1845] = v1843;
   }
-  const uint v1846 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1846 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1847 = v599 + v1846;
-  const uint v1848 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1848 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1849 = v598 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1859 = v1858 + v1849;
     out[v1859] = v1857;
   }
-  const uint v1860 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1860 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1861 = v599 + v1860;
-  const uint v1862 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1862 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1863 = v598 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -2073,11 +2073,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1873 = v1872 + v1863;
     out[v1873] = v1871;
   }
-  const uint v1874 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1874 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1875 = v599 + v1874;
-  const uint v1876 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1876 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1877 = v598 + v1876;
-  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1879 = v1877 < v1;
   const bool v1880 = v1878 && v1879;
   if (v1880) {
@@ -2090,11 +2090,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1887 = v1886 + v1877;
     out[v1887] = v1885;
   }
-  const uint v1888 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1888 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1889 = v599 + v1888;
-  const uint v1890 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1890 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1891 = v598 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1901 = v1900 + v1891;
     out[v1901] = v1899;
   }
-  const uint v1902 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1902 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1903 = v599 + v1902;
-  const uint v1904 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1904 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1905 = v598 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -2124,11 +2124,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1915 = v1914 + v1905;
     out[v1915] = v1913;
   }
-  const uint v1916 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1916 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1917 = v599 + v1916;
-  const uint v1918 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1918 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1919 = v598 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -2141,11 +2141,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1929 = v1928 + v1919;
     out[v1929] = v1927;
   }
-  const uint v1930 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1930 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1931 = v599 + v1930;
-  const uint v1932 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1932 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1933 = v598 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -2158,11 +2158,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1943 = v1942 + v1933;
     out[v1943] = v1941;
   }
-  const uint v1944 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1944 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1945 = v599 + v1944;
-  const uint v1946 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1946 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1947 = v598 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2175,11 +2175,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1957 = v1956 + v1947;
     out[v1957] = v1955;
   }
-  const uint v1958 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1958 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1959 = v599 + v1958;
-  const uint v1960 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1960 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1961 = v598 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
@@ -2192,11 +2192,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1971 = v1970 + v1961;
     out[v1971] = v1969;
   }
-  const uint v1972 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1972 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1973 = v599 + v1972;
-  const uint v1974 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1974 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1975 = v598 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1977 = v1975 < v1;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -2209,11 +2209,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1985 = v1984 + v1975;
     out[v1985] = v1983;
   }
-  const uint v1986 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1986 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1987 = v599 + v1986;
-  const uint v1988 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1988 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1989 = v598 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1991 = v1989 < v1;
   const bool v1992 = v1990 && v1991;
   if (v1992) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v1999 = v1998 + v1989;
     out[v1999] = v1997;
   }
-  const uint v2000 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2000 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2001 = v599 + v2000;
-  const uint v2002 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2002 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2003 = v598 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2243,11 +2243,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2013 = v2012 + v2003;
     out[v2013] = v2011;
   }
-  const uint v2014 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2014 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2015 = v599 + v2014;
-  const uint v2016 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2016 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2017 = v598 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2019 = v2017 < v1;
   const bool v2020 = v2018 && v2019;
   if (v2020) {
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2027 = v2026 + v2017;
     out[v2027] = v2025;
   }
-  const uint v2028 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2028 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2029 = v599 + v2028;
-  const uint v2030 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2030 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2031 = v598 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2277,11 +2277,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2041 = v2040 + v2031;
     out[v2041] = v2039;
   }
-  const uint v2042 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2042 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2043 = v599 + v2042;
-  const uint v2044 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2044 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2045 = v598 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2055 = v2054 + v2045;
     out[v2055] = v2053;
   }
-  const uint v2056 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2056 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2057 = v599 + v2056;
-  const uint v2058 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2058 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2059 = v598 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2311,11 +2311,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2069 = v2068 + v2059;
     out[v2069] = v2067;
   }
-  const uint v2070 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2070 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2071 = v599 + v2070;
-  const uint v2072 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2072 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2073 = v598 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2328,11 +2328,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2083 = v2082 + v2073;
     out[v2083] = v2081;
   }
-  const uint v2084 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2084 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2085 = v599 + v2084;
-  const uint v2086 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2086 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2087 = v598 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2089 = v2087 < v1;
   const bool v2090 = v2088 && v2089;
   if (v2090) {
@@ -2345,11 +2345,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2097 = v2096 + v2087;
     out[v2097] = v2095;
   }
-  const uint v2098 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2098 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2099 = v599 + v2098;
-  const uint v2100 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2100 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2101 = v598 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2103 = v2101 < v1;
   const bool v2104 = v2102 && v2103;
   if (v2104) {
@@ -2362,11 +2362,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2111 = v2110 + v2101;
     out[v2111] = v2109;
   }
-  const uint v2112 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2112 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2113 = v599 + v2112;
-  const uint v2114 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2114 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2115 = v598 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2125 = v2124 + v2115;
     out[v2125] = v2123;
   }
-  const uint v2126 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2126 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2127 = v599 + v2126;
-  const uint v2128 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2128 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2129 = v598 + v2128;
-  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2131 = v2129 < v1;
   const bool v2132 = v2130 && v2131;
   if (v2132) {
@@ -2396,11 +2396,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2139 = v2138 + v2129;
     out[v2139] = v2137;
   }
-  const uint v2140 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2140 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2141 = v599 + v2140;
-  const uint v2142 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2142 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2143 = v598 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2145 = v2143 < v1;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -2413,11 +2413,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2153 = v2152 + v2143;
     out[v2153] = v2151;
   }
-  const uint v2154 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2154 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2155 = v599 + v2154;
-  const uint v2156 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2156 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2157 = v598 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
@@ -2430,11 +2430,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2167 = v2166 + v2157;
     out[v2167] = v2165;
   }
-  const uint v2168 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2168 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2169 = v599 + v2168;
-  const uint v2170 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2170 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2171 = v598 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
@@ -2447,11 +2447,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2181 = v2180 + v2171;
     out[v2181] = v2179;
   }
-  const uint v2182 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2182 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2183 = v599 + v2182;
-  const uint v2184 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2184 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2185 = v598 + v2184;
-  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2187 = v2185 < v1;
   const bool v2188 = v2186 && v2187;
   if (v2188) {
@@ -2464,11 +2464,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2195 = v2194 + v2185;
     out[v2195] = v2193;
   }
-  const uint v2196 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2196 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2197 = v599 + v2196;
-  const uint v2198 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2198 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2199 = v598 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2201 = v2199 < v1;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
@@ -2481,11 +2481,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2209 = v2208 + v2199;
     out[v2209] = v2207;
   }
-  const uint v2210 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2210 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2211 = v599 + v2210;
-  const uint v2212 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2212 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2213 = v598 + v2212;
-  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2215 = v2213 < v1;
   const bool v2216 = v2214 && v2215;
   if (v2216) {
@@ -2498,11 +2498,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2223 = v2222 + v2213;
     out[v2223] = v2221;
   }
-  const uint v2224 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2224 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2225 = v599 + v2224;
-  const uint v2226 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2226 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2227 = v598 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2229 = v2227 < v1;
   const bool v2230 = v2228 && v2229;
   if (v2230) {
@@ -2515,11 +2515,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2237 = v2236 + v2227;
     out[v2237] = v2235;
   }
-  const uint v2238 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2238 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2239 = v599 + v2238;
-  const uint v2240 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2240 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2241 = v598 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2251 = v2250 + v2241;
     out[v2251] = v2249;
   }
-  const uint v2252 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2252 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2253 = v599 + v2252;
-  const uint v2254 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2254 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2255 = v598 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2549,11 +2549,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2265 = v2264 + v2255;
     out[v2265] = v2263;
   }
-  const uint v2266 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2266 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2267 = v599 + v2266;
-  const uint v2268 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2268 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2269 = v598 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2279 = v2278 + v2269;
     out[v2279] = v2277;
   }
-  const uint v2280 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2280 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2281 = v599 + v2280;
-  const uint v2282 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2282 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2283 = v598 + v2282;
-  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
@@ -2583,11 +2583,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2293 = v2292 + v2283;
     out[v2293] = v2291;
   }
-  const uint v2294 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2294 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2295 = v599 + v2294;
-  const uint v2296 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2296 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2297 = v598 + v2296;
-  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2299 = v2297 < v1;
   const bool v2300 = v2298 && v2299;
   if (v2300) {
@@ -2600,11 +2600,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2307 = v2306 + v2297;
     out[v2307] = v2305;
   }
-  const uint v2308 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2308 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2309 = v599 + v2308;
-  const uint v2310 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2310 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2311 = v598 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2313 = v2311 < v1;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
@@ -2617,11 +2617,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2321 = v2320 + v2311;
     out[v2321] = v2319;
   }
-  const uint v2322 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2322 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2323 = v599 + v2322;
-  const uint v2324 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2324 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2325 = v598 + v2324;
-  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2327 = v2325 < v1;
   const bool v2328 = v2326 && v2327;
   if (v2328) {
@@ -2634,11 +2634,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2335 = v2334 + v2325;
     out[v2335] = v2333;
   }
-  const uint v2336 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2336 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2337 = v599 + v2336;
-  const uint v2338 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2338 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2339 = v598 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2341 = v2339 < v1;
   const bool v2342 = v2340 && v2341;
   if (v2342) {
@@ -2651,11 +2651,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2349 = v2348 + v2339;
     out[v2349] = v2347;
   }
-  const uint v2350 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2350 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2351 = v599 + v2350;
-  const uint v2352 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2352 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2353 = v598 + v2352;
-  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2355 = v2353 < v1;
   const bool v2356 = v2354 && v2355;
   if (v2356) {
@@ -2668,11 +2668,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2363 = v2362 + v2353;
     out[v2363] = v2361;
   }
-  const uint v2364 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2364 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2365 = v599 + v2364;
-  const uint v2366 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2366 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2367 = v598 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2685,11 +2685,11 @@ kernel void iron_gemm_bias_kn_bf16(
     const uint v2377 = v2376 + v2367;
     out[v2377] = v2375;
   }
-  const uint v2378 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2378 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2379 = v599 + v2378;
-  const uint v2380 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2380 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2381 = v598 + v2380;
-  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2383 = v2381 < v1;
   const bool v2384 = v2382 && v2383;
   if (v2384) {

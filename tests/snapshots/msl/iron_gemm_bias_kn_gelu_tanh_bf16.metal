@@ -92,451 +92,451 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v3808 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3811 = v3808 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3814 = v3808 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3808 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3811 = v3808 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3814 = v3808 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3815 = v3814 << 3u;
-    const uint v3816 = v24 + v3811;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3816 = v24 + v3811;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3817 = v3816 < v0;
-    const uint v3822 = v3816 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3828 = v3811 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3833 = v3808 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3835 = v3833 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3838 = v3833 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3822 = v3816 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3828 = v3811 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3833 = v3808 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3835 = v3833 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3838 = v3833 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3839 = v3838 << 3u;
-    const uint v3840 = v24 + v3835;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3840 = v24 + v3835;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3841 = v3840 < v0;
-    const uint v3846 = v3840 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3852 = v3835 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3857 = v3808 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3859 = v3857 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3862 = v3857 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3846 = v3840 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3852 = v3835 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3857 = v3808 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3859 = v3857 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3862 = v3857 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3863 = v3862 << 3u;
-    const uint v3864 = v24 + v3859;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3864 = v24 + v3859;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3865 = v3864 < v0;
-    const uint v3870 = v3864 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3876 = v3859 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3881 = v3808 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3883 = v3881 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3886 = v3881 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3870 = v3864 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3876 = v3859 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3881 = v3808 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3883 = v3881 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3886 = v3881 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3887 = v3886 << 3u;
-    const uint v3888 = v24 + v3883;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3888 = v24 + v3883;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3889 = v3888 < v0;
-    const uint v3894 = v3888 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3900 = v3883 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3905 = v3808 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3907 = v3905 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3910 = v3905 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3894 = v3888 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3900 = v3883 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3905 = v3808 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3907 = v3905 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3910 = v3905 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3911 = v3910 << 3u;
-    const uint v3912 = v24 + v3907;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3912 = v24 + v3907;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3913 = v3912 < v0;
-    const uint v3918 = v3912 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3924 = v3907 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3929 = v3808 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3931 = v3929 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3934 = v3929 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3918 = v3912 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3924 = v3907 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3929 = v3808 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3931 = v3929 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3934 = v3929 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3935 = v3934 << 3u;
-    const uint v3936 = v24 + v3931;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3936 = v24 + v3931;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3937 = v3936 < v0;
-    const uint v3942 = v3936 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3948 = v3931 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3953 = v3808 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3955 = v3953 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3958 = v3953 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3942 = v3936 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3948 = v3931 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3953 = v3808 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3955 = v3953 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3958 = v3953 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3959 = v3958 << 3u;
-    const uint v3960 = v24 + v3955;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3960 = v24 + v3955;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3961 = v3960 < v0;
-    const uint v3966 = v3960 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3972 = v3955 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3977 = v3808 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3979 = v3977 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3982 = v3977 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3966 = v3960 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3972 = v3955 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3977 = v3808 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3979 = v3977 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3982 = v3977 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3983 = v3982 << 3u;
-    const uint v3984 = v24 + v3979;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3984 = v24 + v3979;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3985 = v3984 < v0;
-    const uint v3990 = v3984 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3996 = v3979 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4005 = v3808 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4008 = v3808 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3990 = v3984 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3996 = v3979 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v4005 = v3808 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4008 = v3808 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v4009 = v4008 << 3u;
-    const uint v4012 = v28 + v4009;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4012 = v28 + v4009;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4013 = v4012 < v1;
-    const uint v4022 = v4005 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4029 = v3833 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4032 = v3833 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4022 = v4005 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v4029 = v3833 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4032 = v3833 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v4033 = v4032 << 3u;
-    const uint v4036 = v28 + v4033;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4036 = v28 + v4033;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4037 = v4036 < v1;
-    const uint v4046 = v4029 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4053 = v3857 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4056 = v3857 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4046 = v4029 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v4053 = v3857 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4056 = v3857 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v4057 = v4056 << 3u;
-    const uint v4060 = v28 + v4057;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4060 = v28 + v4057;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4061 = v4060 < v1;
-    const uint v4070 = v4053 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4077 = v3881 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4080 = v3881 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4070 = v4053 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v4077 = v3881 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4080 = v3881 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v4081 = v4080 << 3u;
-    const uint v4084 = v28 + v4081;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4084 = v28 + v4081;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4085 = v4084 < v1;
-    const uint v4094 = v4077 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4101 = v3905 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4104 = v3905 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4094 = v4077 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v4101 = v3905 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4104 = v3905 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v4105 = v4104 << 3u;
-    const uint v4108 = v28 + v4105;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4108 = v28 + v4105;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4109 = v4108 < v1;
-    const uint v4118 = v4101 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4125 = v3929 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4128 = v3929 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4118 = v4101 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v4125 = v3929 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4128 = v3929 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v4129 = v4128 << 3u;
-    const uint v4132 = v28 + v4129;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4132 = v28 + v4129;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4133 = v4132 < v1;
-    const uint v4142 = v4125 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4149 = v3953 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4152 = v3953 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4142 = v4125 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v4149 = v3953 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4152 = v3953 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v4153 = v4152 << 3u;
-    const uint v4156 = v28 + v4153;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4156 = v28 + v4153;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4157 = v4156 < v1;
-    const uint v4166 = v4149 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4173 = v3977 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4176 = v3977 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4166 = v4149 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v4173 = v3977 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v4176 = v3977 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v4177 = v4176 << 3u;
-    const uint v4180 = v28 + v4177;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4180 = v28 + v4177;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4181 = v4180 < v1;
-    const uint v4190 = v4173 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4200 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v4190 = v4173 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v4200 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (uint v3800 = 0u; v3800 < v2; v3800 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v3800 = 0u; v3800 < v2; v3800 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v3802 = v3800 >> 6u;
       const uint v3804 = v3802 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3806 = v3804 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v3818 = v3800 + v3815;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3806 = v3804 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v3818 = v3800 + v3815;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3819 = v3818 < v2;
       const bool v3820 = v3817 && v3819;
-      const uint v3824 = v3822 + v3800;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3824 = v3822 + v3800;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3825 = v3824 + v3815;
       const uint v3826 = v3820 ? v3825 : 0u;
-      const uint v3829 = v3806 + v3828;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3829 = v3806 + v3828;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3830 = v3829 + v3815;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3830 + e] = v3820 ? a[v3826 + e] : bfloat(0);
       }
-      const uint v3842 = v3800 + v3839;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3842 = v3800 + v3839;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3843 = v3842 < v2;
       const bool v3844 = v3841 && v3843;
-      const uint v3848 = v3846 + v3800;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3848 = v3846 + v3800;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3849 = v3848 + v3839;
       const uint v3850 = v3844 ? v3849 : 0u;
-      const uint v3853 = v3806 + v3852;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3853 = v3806 + v3852;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3854 = v3853 + v3839;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3854 + e] = v3844 ? a[v3850 + e] : bfloat(0);
       }
-      const uint v3866 = v3800 + v3863;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3866 = v3800 + v3863;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3867 = v3866 < v2;
       const bool v3868 = v3865 && v3867;
-      const uint v3872 = v3870 + v3800;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3872 = v3870 + v3800;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3873 = v3872 + v3863;
       const uint v3874 = v3868 ? v3873 : 0u;
-      const uint v3877 = v3806 + v3876;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3877 = v3806 + v3876;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3878 = v3877 + v3863;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3878 + e] = v3868 ? a[v3874 + e] : bfloat(0);
       }
-      const uint v3890 = v3800 + v3887;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3890 = v3800 + v3887;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3891 = v3890 < v2;
       const bool v3892 = v3889 && v3891;
-      const uint v3896 = v3894 + v3800;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3896 = v3894 + v3800;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3897 = v3896 + v3887;
       const uint v3898 = v3892 ? v3897 : 0u;
-      const uint v3901 = v3806 + v3900;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3901 = v3806 + v3900;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3902 = v3901 + v3887;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3902 + e] = v3892 ? a[v3898 + e] : bfloat(0);
       }
-      const uint v3914 = v3800 + v3911;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3914 = v3800 + v3911;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3915 = v3914 < v2;
       const bool v3916 = v3913 && v3915;
-      const uint v3920 = v3918 + v3800;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3920 = v3918 + v3800;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3921 = v3920 + v3911;
       const uint v3922 = v3916 ? v3921 : 0u;
-      const uint v3925 = v3806 + v3924;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3925 = v3806 + v3924;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3926 = v3925 + v3911;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3926 + e] = v3916 ? a[v3922 + e] : bfloat(0);
       }
-      const uint v3938 = v3800 + v3935;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3938 = v3800 + v3935;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3939 = v3938 < v2;
       const bool v3940 = v3937 && v3939;
-      const uint v3944 = v3942 + v3800;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3944 = v3942 + v3800;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3945 = v3944 + v3935;
       const uint v3946 = v3940 ? v3945 : 0u;
-      const uint v3949 = v3806 + v3948;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3949 = v3806 + v3948;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3950 = v3949 + v3935;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3950 + e] = v3940 ? a[v3946 + e] : bfloat(0);
       }
-      const uint v3962 = v3800 + v3959;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3962 = v3800 + v3959;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3963 = v3962 < v2;
       const bool v3964 = v3961 && v3963;
-      const uint v3968 = v3966 + v3800;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3968 = v3966 + v3800;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3969 = v3968 + v3959;
       const uint v3970 = v3964 ? v3969 : 0u;
-      const uint v3973 = v3806 + v3972;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3973 = v3806 + v3972;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3974 = v3973 + v3959;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3974 + e] = v3964 ? a[v3970 + e] : bfloat(0);
       }
-      const uint v3986 = v3800 + v3983;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3986 = v3800 + v3983;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3987 = v3986 < v2;
       const bool v3988 = v3985 && v3987;
-      const uint v3992 = v3990 + v3800;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3992 = v3990 + v3800;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3993 = v3992 + v3983;
       const uint v3994 = v3988 ? v3993 : 0u;
-      const uint v3997 = v3806 + v3996;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3997 = v3806 + v3996;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3998 = v3997 + v3983;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3998 + e] = v3988 ? a[v3994 + e] : bfloat(0);
       }
-      const uint v4010 = v3800 + v4005;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4010 = v3800 + v4005;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4011 = v4010 < v2;
       const bool v4014 = v4011 && v4013;
-      const uint v4016 = v4010 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4016 = v4010 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4018 = v4016 + v28;
       const uint v4019 = v4018 + v4009;
       const uint v4020 = v4014 ? v4019 : 0u;
-      const uint v4023 = v3806 + v4022;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4023 = v3806 + v4022;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v4024 = v4023 + v4009;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4024 + e] = v4014 ? b[v4020 + e] : bfloat(0);
       }
-      const uint v4034 = v3800 + v4029;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4034 = v3800 + v4029;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4035 = v4034 < v2;
       const bool v4038 = v4035 && v4037;
-      const uint v4040 = v4034 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4040 = v4034 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4042 = v4040 + v28;
       const uint v4043 = v4042 + v4033;
       const uint v4044 = v4038 ? v4043 : 0u;
-      const uint v4047 = v3806 + v4046;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4047 = v3806 + v4046;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v4048 = v4047 + v4033;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4048 + e] = v4038 ? b[v4044 + e] : bfloat(0);
       }
-      const uint v4058 = v3800 + v4053;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4058 = v3800 + v4053;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4059 = v4058 < v2;
       const bool v4062 = v4059 && v4061;
-      const uint v4064 = v4058 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4064 = v4058 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4066 = v4064 + v28;
       const uint v4067 = v4066 + v4057;
       const uint v4068 = v4062 ? v4067 : 0u;
-      const uint v4071 = v3806 + v4070;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4071 = v3806 + v4070;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v4072 = v4071 + v4057;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4072 + e] = v4062 ? b[v4068 + e] : bfloat(0);
       }
-      const uint v4082 = v3800 + v4077;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4082 = v3800 + v4077;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4083 = v4082 < v2;
       const bool v4086 = v4083 && v4085;
-      const uint v4088 = v4082 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4088 = v4082 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4090 = v4088 + v28;
       const uint v4091 = v4090 + v4081;
       const uint v4092 = v4086 ? v4091 : 0u;
-      const uint v4095 = v3806 + v4094;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4095 = v3806 + v4094;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v4096 = v4095 + v4081;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4096 + e] = v4086 ? b[v4092 + e] : bfloat(0);
       }
-      const uint v4106 = v3800 + v4101;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4106 = v3800 + v4101;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4107 = v4106 < v2;
       const bool v4110 = v4107 && v4109;
-      const uint v4112 = v4106 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4112 = v4106 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4114 = v4112 + v28;
       const uint v4115 = v4114 + v4105;
       const uint v4116 = v4110 ? v4115 : 0u;
-      const uint v4119 = v3806 + v4118;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4119 = v3806 + v4118;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v4120 = v4119 + v4105;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4120 + e] = v4110 ? b[v4116 + e] : bfloat(0);
       }
-      const uint v4130 = v3800 + v4125;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4130 = v3800 + v4125;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4131 = v4130 < v2;
       const bool v4134 = v4131 && v4133;
-      const uint v4136 = v4130 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4136 = v4130 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4138 = v4136 + v28;
       const uint v4139 = v4138 + v4129;
       const uint v4140 = v4134 ? v4139 : 0u;
-      const uint v4143 = v3806 + v4142;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4143 = v3806 + v4142;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v4144 = v4143 + v4129;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4144 + e] = v4134 ? b[v4140 + e] : bfloat(0);
       }
-      const uint v4154 = v3800 + v4149;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4154 = v3800 + v4149;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4155 = v4154 < v2;
       const bool v4158 = v4155 && v4157;
-      const uint v4160 = v4154 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4160 = v4154 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4162 = v4160 + v28;
       const uint v4163 = v4162 + v4153;
       const uint v4164 = v4158 ? v4163 : 0u;
-      const uint v4167 = v3806 + v4166;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4167 = v3806 + v4166;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v4168 = v4167 + v4153;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4168 + e] = v4158 ? b[v4164 + e] : bfloat(0);
       }
-      const uint v4178 = v3800 + v4173;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4178 = v3800 + v4173;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4179 = v4178 < v2;
       const bool v4182 = v4179 && v4181;
-      const uint v4184 = v4178 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4184 = v4178 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4186 = v4184 + v28;
       const uint v4187 = v4186 + v4177;
       const uint v4188 = v4182 ? v4187 : 0u;
-      const uint v4191 = v3806 + v4190;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4191 = v3806 + v4190;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v4192 = v4191 + v4177;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4192 + e] = v4182 ? b[v4188 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4201 = v3806 + v4200;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v4201 = v3806 + v4200;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v4201), long(64u));
-      const uint v4206 = v3806 + v37;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v4206 = v3806 + v37;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load<false>(v43, shm1, long(v4206), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v4212 = v4201 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v4212 = v4201 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v4212), long(64u));
-      const uint v4215 = v3806 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v4215 = v3806 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v4216 = v4215 + v37;
       iron_frag_load<false>(v43, shm1, long(v4216), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v4222 = v4201 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v4222 = v4201 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v4222), long(64u));
-      const uint v4225 = v3806 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v4225 = v3806 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v4226 = v4225 + v37;
       iron_frag_load<false>(v43, shm1, long(v4226), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v4232 = v4201 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v4232 = v4201 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v4232), long(64u));
-      const uint v4235 = v3806 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v4235 = v3806 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v4236 = v4235 + v37;
       iron_frag_load<false>(v43, shm1, long(v4236), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v513 = v512 < v0;
         const uint v514 = v503 + v511;
         const bool v515 = v514 < v2;
         const bool v516 = v513 && v515;
         if (v516) {
-          const uint v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v520 = v518 + v503;
           const uint v521 = v520 + v511;
           const bfloat v522 = a[v521];
-          const uint v524 = v509 << 6u;
+          const uint v524 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v525 = v524 + v511;
           shm0[v525] = v522;
         } else {
-          const uint v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v528 = v527 + v511;
           shm0[v528] = bfloat(0.0f);
         }
       }
 
-      for (uint v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v539 = v538 < v2;
         const uint v540 = v28 + v537;
         const bool v541 = v540 < v1;
         const bool v542 = v539 && v541;
         if (v542) {
-          const uint v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v546 = v544 + v28;
           const uint v547 = v546 + v537;
           const bfloat v548 = b[v547];
-          const uint v550 = v535 << 7u;
+          const uint v550 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v551 = v550 + v537;
           shm1[v551] = v548;
         } else {
-          const uint v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v554 = v553 + v537;
           shm1[v554] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v599 = v24 + v33;
-  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v601 = v599 + v600;
-  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -557,11 +557,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v624 = v623 + v603;
     out[v624] = v622;
   }
-  const uint v625 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v625 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v626 = v599 + v625;
-  const uint v627 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v627 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v628 = v598 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v630 = v628 < v1;
   const bool v631 = v629 && v630;
   if (v631) {
@@ -582,11 +582,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v649 = v648 + v628;
     out[v649] = v647;
   }
-  const uint v650 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v650 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v651 = v599 + v650;
-  const uint v652 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v652 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v653 = v598 + v652;
-  const bool v654 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v654 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v655 = v653 < v1;
   const bool v656 = v654 && v655;
   if (v656) {
@@ -607,11 +607,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v674 = v673 + v653;
     out[v674] = v672;
   }
-  const uint v675 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v675 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v676 = v599 + v675;
-  const uint v677 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v677 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v678 = v598 + v677;
-  const bool v679 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v679 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v680 = v678 < v1;
   const bool v681 = v679 && v680;
   if (v681) {
@@ -632,11 +632,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v699 = v698 + v678;
     out[v699] = v697;
   }
-  const uint v700 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v700 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v701 = v599 + v700;
-  const uint v702 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v702 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v703 = v598 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -657,11 +657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v724 = v723 + v703;
     out[v724] = v722;
   }
-  const uint v725 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v725 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v726 = v599 + v725;
-  const uint v727 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v727 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v728 = v598 + v727;
-  const bool v729 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v729 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v730 = v728 < v1;
   const bool v731 = v729 && v730;
   if (v731) {
@@ -682,11 +682,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v749 = v748 + v728;
     out[v749] = v747;
   }
-  const uint v750 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v750 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v751 = v599 + v750;
-  const uint v752 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v752 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v753 = v598 + v752;
-  const bool v754 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v754 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v755 = v753 < v1;
   const bool v756 = v754 && v755;
   if (v756) {
@@ -707,11 +707,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v774 = v773 + v753;
     out[v774] = v772;
   }
-  const uint v775 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v775 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v776 = v599 + v775;
-  const uint v777 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v777 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v778 = v598 + v777;
-  const bool v779 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v779 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v780 = v778 < v1;
   const bool v781 = v779 && v780;
   if (v781) {
@@ -732,11 +732,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v799 = v798 + v778;
     out[v799] = v797;
   }
-  const uint v800 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v800 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v801 = v599 + v800;
-  const uint v802 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v802 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v803 = v598 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v804 = v801 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v805 = v803 < v1;
   const bool v806 = v804 && v805;
   if (v806) {
@@ -757,11 +757,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v824 = v823 + v803;
     out[v824] = v822;
   }
-  const uint v825 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v825 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v826 = v599 + v825;
-  const uint v827 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v827 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v828 = v598 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
@@ -782,11 +782,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v849 = v848 + v828;
     out[v849] = v847;
   }
-  const uint v850 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v850 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v851 = v599 + v850;
-  const uint v852 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v852 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v853 = v598 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v854 = v851 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v855 = v853 < v1;
   const bool v856 = v854 && v855;
   if (v856) {
@@ -807,11 +807,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v874 = v873 + v853;
     out[v874] = v872;
   }
-  const uint v875 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v875 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v876 = v599 + v875;
-  const uint v877 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v877 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v878 = v598 + v877;
-  const bool v879 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v879 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v880 = v878 < v1;
   const bool v881 = v879 && v880;
   if (v881) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v899 = v898 + v878;
     out[v899] = v897;
   }
-  const uint v900 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v900 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v901 = v599 + v900;
-  const uint v902 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v902 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v903 = v598 + v902;
-  const bool v904 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v905 = v903 < v1;
   const bool v906 = v904 && v905;
   if (v906) {
@@ -857,11 +857,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v924 = v923 + v903;
     out[v924] = v922;
   }
-  const uint v925 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v925 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v926 = v599 + v925;
-  const uint v927 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v927 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v928 = v598 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -882,11 +882,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v949 = v948 + v928;
     out[v949] = v947;
   }
-  const uint v950 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v950 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v951 = v599 + v950;
-  const uint v952 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v952 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v953 = v598 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v955 = v953 < v1;
   const bool v956 = v954 && v955;
   if (v956) {
@@ -907,11 +907,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v974 = v973 + v953;
     out[v974] = v972;
   }
-  const uint v975 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v975 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v976 = v599 + v975;
-  const uint v977 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v977 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v978 = v598 + v977;
-  const bool v979 = v976 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v979 = v976 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v980 = v978 < v1;
   const bool v981 = v979 && v980;
   if (v981) {
@@ -932,11 +932,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v999 = v998 + v978;
     out[v999] = v997;
   }
-  const uint v1000 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1000 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1001 = v599 + v1000;
-  const uint v1002 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1002 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1003 = v598 + v1002;
-  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1005 = v1003 < v1;
   const bool v1006 = v1004 && v1005;
   if (v1006) {
@@ -957,11 +957,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1024 = v1023 + v1003;
     out[v1024] = v1022;
   }
-  const uint v1025 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1025 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1026 = v599 + v1025;
-  const uint v1027 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1027 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1028 = v598 + v1027;
-  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1030 = v1028 < v1;
   const bool v1031 = v1029 && v1030;
   if (v1031) {
@@ -982,11 +982,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1049 = v1048 + v1028;
     out[v1049] = v1047;
   }
-  const uint v1050 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1050 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1051 = v599 + v1050;
-  const uint v1052 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1052 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1053 = v598 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
@@ -1007,11 +1007,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1074 = v1073 + v1053;
     out[v1074] = v1072;
   }
-  const uint v1075 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1075 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1076 = v599 + v1075;
-  const uint v1077 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1077 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1078 = v598 + v1077;
-  const bool v1079 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1079 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1080 = v1078 < v1;
   const bool v1081 = v1079 && v1080;
   if (v1081) {
@@ -1032,11 +1032,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1099 = v1098 + v1078;
     out[v1099] = v1097;
   }
-  const uint v1100 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1100 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1101 = v599 + v1100;
-  const uint v1102 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1102 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1103 = v598 + v1102;
-  const bool v1104 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1104 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1105 = v1103 < v1;
   const bool v1106 = v1104 && v1105;
   if (v1106) {
@@ -1057,11 +1057,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1124 = v1123 + v1103;
     out[v1124] = v1122;
   }
-  const uint v1125 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1125 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1126 = v599 + v1125;
-  const uint v1127 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1127 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1128 = v598 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1149 = v1148 + v1128;
     out[v1149] = v1147;
   }
-  const uint v1150 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1150 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1151 = v599 + v1150;
-  const uint v1152 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1152 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1153 = v598 + v1152;
-  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1155 = v1153 < v1;
   const bool v1156 = v1154 && v1155;
   if (v1156) {
@@ -1107,11 +1107,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1174 = v1173 + v1153;
     out[v1174] = v1172;
   }
-  const uint v1175 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1175 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1176 = v599 + v1175;
-  const uint v1177 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1177 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1178 = v598 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1180 = v1178 < v1;
   const bool v1181 = v1179 && v1180;
   if (v1181) {
@@ -1132,11 +1132,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1199 = v1198 + v1178;
     out[v1199] = v1197;
   }
-  const uint v1200 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1200 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1201 = v599 + v1200;
-  const uint v1202 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1202 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1203 = v598 + v1202;
-  const bool v1204 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1204 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1205 = v1203 < v1;
   const bool v1206 = v1204 && v1205;
   if (v1206) {
@@ -1157,11 +1157,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1224 = v1223 + v1203;
     out[v1224] = v1222;
   }
-  const uint v1225 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1225 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1226 = v599 + v1225;
-  const uint v1227 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1227 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1228 = v598 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1182,11 +1182,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1249 = v1248 + v1228;
     out[v1249] = v1247;
   }
-  const uint v1250 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1250 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1251 = v599 + v1250;
-  const uint v1252 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1252 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1253 = v598 + v1252;
-  const bool v1254 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1254 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1255 = v1253 < v1;
   const bool v1256 = v1254 && v1255;
   if (v1256) {
@@ -1207,11 +1207,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1274 = v1273 + v1253;
     out[v1274] = v1272;
   }
-  const uint v1275 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1275 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1276 = v599 + v1275;
-  const uint v1277 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1277 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1278 = v598 + v1277;
-  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1280 = v1278 < v1;
   const bool v1281 = v1279 && v1280;
   if (v1281) {
@@ -1232,11 +1232,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1299 = v1298 + v1278;
     out[v1299] = v1297;
   }
-  const uint v1300 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1300 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1301 = v599 + v1300;
-  const uint v1302 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1302 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1303 = v598 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1305 = v1303 < v1;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1324 = v1323 + v1303;
     out[v1324] = v1322;
   }
-  const uint v1325 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1325 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1326 = v599 + v1325;
-  const uint v1327 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1327 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1328 = v598 + v1327;
-  const bool v1329 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1329 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1330 = v1328 < v1;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
@@ -1282,11 +1282,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1349 = v1348 + v1328;
     out[v1349] = v1347;
   }
-  const uint v1350 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1350 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1351 = v599 + v1350;
-  const uint v1352 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1352 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1353 = v598 + v1352;
-  const bool v1354 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1354 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1355 = v1353 < v1;
   const bool v1356 = v1354 && v1355;
   if (v1356) {
@@ -1307,11 +1307,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1374 = v1373 + v1353;
     out[v1374] = v1372;
   }
-  const uint v1375 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1375 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1376 = v599 + v1375;
-  const uint v1377 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1377 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1378 = v598 + v1377;
-  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1380 = v1378 < v1;
   const bool v1381 = v1379 && v1380;
   if (v1381) {
@@ -1332,11 +1332,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1399 = v1398 + v1378;
     out[v1399] = v1397;
   }
-  const uint v1400 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1400 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1401 = v599 + v1400;
-  const uint v1402 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1402 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1403 = v598 + v1402;
-  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1405 = v1403 < v1;
   const bool v1406 = v1404 && v1405;
   if (v1406) {
@@ -1357,11 +1357,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1424 = v1423 + v1403;
     out[v1424] = v1422;
   }
-  const uint v1425 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1425 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1426 = v599 + v1425;
-  const uint v1427 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1427 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1428 = v598 + v1427;
-  const bool v1429 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1429 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1430 = v1428 < v1;
   const bool v1431 = v1429 && v1430;
   if (v1431) {
@@ -1382,11 +1382,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1449 = v1448 + v1428;
     out[v1449] = v1447;
   }
-  const uint v1450 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1450 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1451 = v599 + v1450;
-  const uint v1452 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1452 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1453 = v598 + v1452;
-  const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1455 = v1453 < v1;
   const bool v1456 = v1454 && v1455;
   if (v1456) {
@@ -1407,11 +1407,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1474 = v1473 + v1453;
     out[v1474] = v1472;
   }
-  const uint v1475 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1475 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1476 = v599 + v1475;
-  const uint v1477 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1477 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1478 = v598 + v1477;
-  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1480 = v1478 < v1;
   const bool v1481 = v1479 && v1480;
   if (v1481) {
@@ -1432,11 +1432,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1499 = v1498 + v1478;
     out[v1499] = v1497;
   }
-  const uint v1500 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1500 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1501 = v599 + v1500;
-  const uint v1502 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1502 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1503 = v598 + v1502;
-  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1505 = v1503 < v1;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1457,11 +1457,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1524 = v1523 + v1503;
     out[v1524] = v1522;
   }
-  const uint v1525 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1525 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1526 = v599 + v1525;
-  const uint v1527 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1527 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1528 = v598 + v1527;
-  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
@@ -1482,11 +1482,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1549 = v1548 + v1528;
     out[v1549] = v1547;
   }
-  const uint v1550 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1550 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1551 = v599 + v1550;
-  const uint v1552 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1552 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1553 = v598 + v1552;
-  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1555 = v1553 < v1;
   const bool v1556 = v1554 && v1555;
   if (v1556) {
@@ -1507,11 +1507,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1574 = v1573 + v1553;
     out[v1574] = v1572;
   }
-  const uint v1575 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1575 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1576 = v599 + v1575;
-  const uint v1577 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1577 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1578 = v598 + v1577;
-  const bool v1579 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1579 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1580 = v1578 < v1;
   const bool v1581 = v1579 && v1580;
   if (v1581) {
@@ -1532,11 +1532,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1599 = v1598 + v1578;
     out[v1599] = v1597;
   }
-  const uint v1600 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1600 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1601 = v599 + v1600;
-  const uint v1602 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1602 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1603 = v598 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1605 = v1603 < v1;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -1557,11 +1557,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1624 = v1623 + v1603;
     out[v1624] = v1622;
   }
-  const uint v1625 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1625 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1626 = v599 + v1625;
-  const uint v1627 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1627 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1628 = v598 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1630 = v1628 < v1;
   const bool v1631 = v1629 && v1630;
   if (v1631) {
@@ -1582,11 +1582,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1649 = v1648 + v1628;
     out[v1649] = v1647;
   }
-  const uint v1650 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1650 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1651 = v599 + v1650;
-  const uint v1652 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1652 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1653 = v598 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -1607,11 +1607,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1674 = v1673 + v1653;
     out[v1674] = v1672;
   }
-  const uint v1675 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1675 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1676 = v599 + v1675;
-  const uint v1677 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1677 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1678 = v598 + v1677;
-  const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1680 = v1678 < v1;
   const bool v1681 = v1679 && v1680;
   if (v1681) {
@@ -1632,11 +1632,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1699 = v1698 + v1678;
     out[v1699] = v1697;
   }
-  const uint v1700 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1700 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1701 = v599 + v1700;
-  const uint v1702 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1702 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1703 = v598 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1705 = v1703 < v1;
   const bool v1706 = v1704 && v1705;
   if (v1706) {
@@ -1657,11 +1657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1724 = v1723 + v1703;
     out[v1724] = v1722;
   }
-  const uint v1725 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1725 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1726 = v599 + v1725;
-  const uint v1727 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1727 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1728 = v598 + v1727;
-  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1730 = v1728 < v1;
   const bool v1731 = v1729 && v1730;
   if (v1731) {
@@ -1682,11 +1682,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1749 = v1748 + v1728;
     out[v1749] = v1747;
   }
-  const uint v1750 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1750 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1751 = v599 + v1750;
-  const uint v1752 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1752 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1753 = v598 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -1707,11 +1707,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1774 = v1773 + v1753;
     out[v1774] = v1772;
   }
-  const uint v1775 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1775 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1776 = v599 + v1775;
-  const uint v1777 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1777 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1778 = v598 + v1777;
-  const bool v1779 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1779 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1780 = v1778 < v1;
   const bool v1781 = v1779 && v1780;
   if (v1781) {
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1799 = v1798 + v1778;
     out[v1799] = v1797;
   }
-  const uint v1800 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1800 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1801 = v599 + v1800;
-  const uint v1802 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1802 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1803 = v598 + v1802;
-  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1805 = v1803 < v1;
   const bool v1806 = v1804 && v1805;
   if (v1806) {
@@ -1757,11 +1757,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1824 = v1823 + v1803;
     out[v1824] = v1822;
   }
-  const uint v1825 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1825 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1826 = v599 + v1825;
-  const uint v1827 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1827 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1828 = v598 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1830 = v1828 < v1;
   const bool v1831 = v1829 && v1830;
   if (v1831) {
@@ -1782,11 +1782,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1849 = v1848 + v1828;
     out[v1849] = v1847;
   }
-  const uint v1850 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1850 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1851 = v599 + v1850;
-  const uint v1852 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1852 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1853 = v598 + v1852;
-  const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1855 = v1853 < v1;
   const bool v1856 = v1854 && v1855;
   if (v1856) {
@@ -1807,11 +1807,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1874 = v1873 + v1853;
     out[v1874] = v1872;
   }
-  const uint v1875 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1875 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1876 = v599 + v1875;
-  const uint v1877 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1877 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1878 = v598 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1880 = v1878 < v1;
   const bool v1881 = v1879 && v1880;
   if (v1881) {
@@ -1832,11 +1832,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1899 = v1898 + v1878;
     out[v1899] = v1897;
   }
-  const uint v1900 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1900 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1901 = v599 + v1900;
-  const uint v1902 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1902 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1903 = v598 + v1902;
-  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1857,11 +1857,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1924 = v1923 + v1903;
     out[v1924] = v1922;
   }
-  const uint v1925 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1925 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1926 = v599 + v1925;
-  const uint v1927 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1927 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1928 = v598 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1930 = v1928 < v1;
   const bool v1931 = v1929 && v1930;
   if (v1931) {
@@ -1882,11 +1882,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1949 = v1948 + v1928;
     out[v1949] = v1947;
   }
-  const uint v1950 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1950 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1951 = v599 + v1950;
-  const uint v1952 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1952 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1953 = v598 + v1952;
-  const bool v1954 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1954 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1955 = v1953 < v1;
   const bool v1956 = v1954 && v1955;
   if (v1956) {
@@ -1907,11 +1907,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1974 = v1973 + v1953;
     out[v1974] = v1972;
   }
-  const uint v1975 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1975 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1976 = v599 + v1975;
-  const uint v1977 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1977 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1978 = v598 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1980 = v1978 < v1;
   const bool v1981 = v1979 && v1980;
   if (v1981) {
@@ -1932,11 +1932,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1999 = v1998 + v1978;
     out[v1999] = v1997;
   }
-  const uint v2000 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2000 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2001 = v599 + v2000;
-  const uint v2002 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2002 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2003 = v598 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -1957,11 +1957,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2024 = v2023 + v2003;
     out[v2024] = v2022;
   }
-  const uint v2025 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2025 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2026 = v599 + v2025;
-  const uint v2027 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2027 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2028 = v598 + v2027;
-  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2030 = v2028 < v1;
   const bool v2031 = v2029 && v2030;
   if (v2031) {
@@ -1982,11 +1982,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2049 = v2048 + v2028;
     out[v2049] = v2047;
   }
-  const uint v2050 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2050 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2051 = v599 + v2050;
-  const uint v2052 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2052 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2053 = v598 + v2052;
-  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2055 = v2053 < v1;
   const bool v2056 = v2054 && v2055;
   if (v2056) {
@@ -2007,11 +2007,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2074 = v2073 + v2053;
     out[v2074] = v2072;
   }
-  const uint v2075 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2075 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2076 = v599 + v2075;
-  const uint v2077 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2077 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2078 = v598 + v2077;
-  const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2080 = v2078 < v1;
   const bool v2081 = v2079 && v2080;
   if (v2081) {
@@ -2032,11 +2032,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2099 = v2098 + v2078;
     out[v2099] = v2097;
   }
-  const uint v2100 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2100 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2101 = v599 + v2100;
-  const uint v2102 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2102 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2103 = v598 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2057,11 +2057,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2124 = v2123 + v2103;
     out[v2124] = v2122;
   }
-  const uint v2125 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2125 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2126 = v599 + v2125;
-  const uint v2127 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2127 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2128 = v598 + v2127;
-  const bool v2129 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2129 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2130 = v2128 < v1;
   const bool v2131 = v2129 && v2130;
   if (v2131) {
@@ -2082,11 +2082,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2149 = v2148 + v2128;
     out[v2149] = v2147;
   }
-  const uint v2150 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2150 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2151 = v599 + v2150;
-  const uint v2152 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2152 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2153 = v598 + v2152;
-  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2155 = v2153 < v1;
   const bool v2156 = v2154 && v2155;
   if (v2156) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2174 = v2173 + v2153;
     out[v2174] = v2172;
   }
-  const uint v2175 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2175 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2176 = v599 + v2175;
-  const uint v2177 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2177 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2178 = v598 + v2177;
-  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2180 = v2178 < v1;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -2132,11 +2132,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2199 = v2198 + v2178;
     out[v2199] = v2197;
   }
-  const uint v2200 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2200 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2201 = v599 + v2200;
-  const uint v2202 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2202 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2203 = v598 + v2202;
-  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2205 = v2203 < v1;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -2157,11 +2157,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2224 = v2223 + v2203;
     out[v2224] = v2222;
   }
-  const uint v2225 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2225 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2226 = v599 + v2225;
-  const uint v2227 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2227 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2228 = v598 + v2227;
-  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2230 = v2228 < v1;
   const bool v2231 = v2229 && v2230;
   if (v2231) {
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2249 = v2248 + v2228;
     out[v2249] = v2247;
   }
-  const uint v2250 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2250 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2251 = v599 + v2250;
-  const uint v2252 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2252 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2253 = v598 + v2252;
-  const bool v2254 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2254 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2255 = v2253 < v1;
   const bool v2256 = v2254 && v2255;
   if (v2256) {
@@ -2207,11 +2207,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2274 = v2273 + v2253;
     out[v2274] = v2272;
   }
-  const uint v2275 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2275 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2276 = v599 + v2275;
-  const uint v2277 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2277 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2278 = v598 + v2277;
-  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2280 = v2278 < v1;
   const bool v2281 = v2279 && v2280;
   if (v2281) {
@@ -2232,11 +2232,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2299 = v2298 + v2278;
     out[v2299] = v2297;
   }
-  const uint v2300 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2300 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2301 = v599 + v2300;
-  const uint v2302 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2302 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2303 = v598 + v2302;
-  const bool v2304 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2304 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2305 = v2303 < v1;
   const bool v2306 = v2304 && v2305;
   if (v2306) {
@@ -2257,11 +2257,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2324 = v2323 + v2303;
     out[v2324] = v2322;
   }
-  const uint v2325 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2325 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2326 = v599 + v2325;
-  const uint v2327 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2327 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2328 = v598 + v2327;
-  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2330 = v2328 < v1;
   const bool v2331 = v2329 && v2330;
   if (v2331) {
@@ -2282,11 +2282,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2349 = v2348 + v2328;
     out[v2349] = v2347;
   }
-  const uint v2350 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2350 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2351 = v599 + v2350;
-  const uint v2352 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2352 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2353 = v598 + v2352;
-  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2355 = v2353 < v1;
   const bool v2356 = v2354 && v2355;
   if (v2356) {
@@ -2307,11 +2307,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2374 = v2373 + v2353;
     out[v2374] = v2372;
   }
-  const uint v2375 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2375 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2376 = v599 + v2375;
-  const uint v2377 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2377 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2378 = v598 + v2377;
-  const bool v2379 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2379 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2380 = v2378 < v1;
   const bool v2381 = v2379 && v2380;
   if (v2381) {
@@ -2332,11 +2332,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2399 = v2398 + v2378;
     out[v2399] = v2397;
   }
-  const uint v2400 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2400 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2401 = v599 + v2400;
-  const uint v2402 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2402 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2403 = v598 + v2402;
-  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2405 = v2403 < v1;
   const bool v2406 = v2404 && v2405;
   if (v2406) {
@@ -2357,11 +2357,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2424 = v2423 + v2403;
     out[v2424] = v2422;
   }
-  const uint v2425 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2425 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2426 = v599 + v2425;
-  const uint v2427 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2427 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2428 = v598 + v2427;
-  const bool v2429 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2429 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2430 = v2428 < v1;
   const bool v2431 = v2429 && v2430;
   if (v2431) {
@@ -2382,11 +2382,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2449 = v2448 + v2428;
     out[v2449] = v2447;
   }
-  const uint v2450 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2450 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2451 = v599 + v2450;
-  const uint v2452 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2452 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2453 = v598 + v2452;
-  const bool v2454 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2454 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2455 = v2453 < v1;
   const bool v2456 = v2454 && v2455;
   if (v2456) {
@@ -2407,11 +2407,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2474 = v2473 + v2453;
     out[v2474] = v2472;
   }
-  const uint v2475 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2475 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2476 = v599 + v2475;
-  const uint v2477 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2477 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2478 = v598 + v2477;
-  const bool v2479 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2479 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2480 = v2478 < v1;
   const bool v2481 = v2479 && v2480;
   if (v2481) {
@@ -2432,11 +2432,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2499 = v2498 + v2478;
     out[v2499] = v2497;
   }
-  const uint v2500 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2500 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2501 = v599 + v2500;
-  const uint v2502 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2502 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2503 = v598 + v2502;
-  const bool v2504 = v2501 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2504 = v2501 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2505 = v2503 < v1;
   const bool v2506 = v2504 && v2505;
   if (v2506) {
@@ -2457,11 +2457,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2524 = v2523 + v2503;
     out[v2524] = v2522;
   }
-  const uint v2525 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2525 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2526 = v599 + v2525;
-  const uint v2527 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2527 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2528 = v598 + v2527;
-  const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2530 = v2528 < v1;
   const bool v2531 = v2529 && v2530;
   if (v2531) {
@@ -2482,11 +2482,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2549 = v2548 + v2528;
     out[v2549] = v2547;
   }
-  const uint v2550 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2550 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2551 = v599 + v2550;
-  const uint v2552 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2552 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2553 = v598 + v2552;
-  const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2555 = v2553 < v1;
   const bool v2556 = v2554 && v2555;
   if (v2556) {
@@ -2507,11 +2507,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2574 = v2573 + v2553;
     out[v2574] = v2572;
   }
-  const uint v2575 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2575 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2576 = v599 + v2575;
-  const uint v2577 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2577 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2578 = v598 + v2577;
-  const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2580 = v2578 < v1;
   const bool v2581 = v2579 && v2580;
   if (v2581) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2599 = v2598 + v2578;
     out[v2599] = v2597;
   }
-  const uint v2600 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2600 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2601 = v599 + v2600;
-  const uint v2602 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2602 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2603 = v598 + v2602;
-  const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2605 = v2603 < v1;
   const bool v2606 = v2604 && v2605;
   if (v2606) {
@@ -2557,11 +2557,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2624 = v2623 + v2603;
     out[v2624] = v2622;
   }
-  const uint v2625 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2625 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2626 = v599 + v2625;
-  const uint v2627 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2627 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2628 = v598 + v2627;
-  const bool v2629 = v2626 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2629 = v2626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2630 = v2628 < v1;
   const bool v2631 = v2629 && v2630;
   if (v2631) {
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2649 = v2648 + v2628;
     out[v2649] = v2647;
   }
-  const uint v2650 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2650 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2651 = v599 + v2650;
-  const uint v2652 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2652 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2653 = v598 + v2652;
-  const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2655 = v2653 < v1;
   const bool v2656 = v2654 && v2655;
   if (v2656) {
@@ -2607,11 +2607,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2674 = v2673 + v2653;
     out[v2674] = v2672;
   }
-  const uint v2675 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2675 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2676 = v599 + v2675;
-  const uint v2677 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2677 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2678 = v598 + v2677;
-  const bool v2679 = v2676 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2679 = v2676 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2680 = v2678 < v1;
   const bool v2681 = v2679 && v2680;
   if (v2681) {
@@ -2632,11 +2632,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2699 = v2698 + v2678;
     out[v2699] = v2697;
   }
-  const uint v2700 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2700 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2701 = v599 + v2700;
-  const uint v2702 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2702 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2703 = v598 + v2702;
-  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2705 = v2703 < v1;
   const bool v2706 = v2704 && v2705;
   if (v2706) {
@@ -2657,11 +2657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2724 = v2723 + v2703;
     out[v2724] = v2722;
   }
-  const uint v2725 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2725 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2726 = v599 + v2725;
-  const uint v2727 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2727 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2728 = v598 + v2727;
-  const bool v2729 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2729 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2730 = v2728 < v1;
   const bool v2731 = v2729 && v2730;
   if (v2731) {
@@ -2682,11 +2682,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2749 = v2748 + v2728;
     out[v2749] = v2747;
   }
-  const uint v2750 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2750 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2751 = v599 + v2750;
-  const uint v2752 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2752 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2753 = v598 + v2752;
-  const bool v2754 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2754 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2755 = v2753 < v1;
   const bool v2756 = v2754 && v2755;
   if (v2756) {
@@ -2707,11 +2707,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2774 = v2773 + v2753;
     out[v2774] = v2772;
   }
-  const uint v2775 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2775 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2776 = v599 + v2775;
-  const uint v2777 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2777 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2778 = v598 + v2777;
-  const bool v2779 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2779 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2780 = v2778 < v1;
   const bool v2781 = v2779 && v2780;
   if (v2781) {
@@ -2732,11 +2732,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2799 = v2798 + v2778;
     out[v2799] = v2797;
   }
-  const uint v2800 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2800 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2801 = v599 + v2800;
-  const uint v2802 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2802 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2803 = v598 + v2802;
-  const bool v2804 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2804 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2805 = v2803 < v1;
   const bool v2806 = v2804 && v2805;
   if (v2806) {
@@ -2757,11 +2757,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2824 = v2823 + v2803;
     out[v2824] = v2822;
   }
-  const uint v2825 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2825 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2826 = v599 + v2825;
-  const uint v2827 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2827 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2828 = v598 + v2827;
-  const bool v2829 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2829 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2830 = v2828 < v1;
   const bool v2831 = v2829 && v2830;
   if (v2831) {
@@ -2782,11 +2782,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2849 = v2848 + v2828;
     out[v2849] = v2847;
   }
-  const uint v2850 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2850 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2851 = v599 + v2850;
-  const uint v2852 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2852 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2853 = v598 + v2852;
-  const bool v2854 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2854 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2855 = v2853 < v1;
   const bool v2856 = v2854 && v2855;
   if (v2856) {
@@ -2807,11 +2807,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2874 = v2873 + v2853;
     out[v2874] = v2872;
   }
-  const uint v2875 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2875 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2876 = v599 + v2875;
-  const uint v2877 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2877 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2878 = v598 + v2877;
-  const bool v2879 = v2876 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2879 = v2876 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2880 = v2878 < v1;
   const bool v2881 = v2879 && v2880;
   if (v2881) {
@@ -2832,11 +2832,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2899 = v2898 + v2878;
     out[v2899] = v2897;
   }
-  const uint v2900 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2900 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2901 = v599 + v2900;
-  const uint v2902 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2902 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2903 = v598 + v2902;
-  const bool v2904 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2904 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2905 = v2903 < v1;
   const bool v2906 = v2904 && v2905;
   if (v2906) {
@@ -2857,11 +2857,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2924 = v2923 + v2903;
     out[v2924] = v2922;
   }
-  const uint v2925 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2925 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2926 = v599 + v2925;
-  const uint v2927 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2927 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2928 = v598 + v2927;
-  const bool v2929 = v2926 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2929 = v2926 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2930 = v2928 < v1;
   const bool v2931 = v2929 && v2930;
   if (v2931) {
@@ -2882,11 +2882,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2949 = v2948 + v2928;
     out[v2949] = v2947;
   }
-  const uint v2950 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2950 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2951 = v599 + v2950;
-  const uint v2952 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2952 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2953 = v598 + v2952;
-  const bool v2954 = v2951 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2954 = v2951 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2955 = v2953 < v1;
   const bool v2956 = v2954 && v2955;
   if (v2956) {
@@ -2907,11 +2907,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2974 = v2973 + v2953;
     out[v2974] = v2972;
   }
-  const uint v2975 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2975 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2976 = v599 + v2975;
-  const uint v2977 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2977 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2978 = v598 + v2977;
-  const bool v2979 = v2976 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2979 = v2976 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2980 = v2978 < v1;
   const bool v2981 = v2979 && v2980;
   if (v2981) {
@@ -2932,11 +2932,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2999 = v2998 + v2978;
     out[v2999] = v2997;
   }
-  const uint v3000 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3000 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3001 = v599 + v3000;
-  const uint v3002 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3002 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3003 = v598 + v3002;
-  const bool v3004 = v3001 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3004 = v3001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3005 = v3003 < v1;
   const bool v3006 = v3004 && v3005;
   if (v3006) {
@@ -2957,11 +2957,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3024 = v3023 + v3003;
     out[v3024] = v3022;
   }
-  const uint v3025 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3025 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3026 = v599 + v3025;
-  const uint v3027 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3027 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3028 = v598 + v3027;
-  const bool v3029 = v3026 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3029 = v3026 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3030 = v3028 < v1;
   const bool v3031 = v3029 && v3030;
   if (v3031) {
@@ -2982,11 +2982,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3049 = v3048 + v3028;
     out[v3049] = v3047;
   }
-  const uint v3050 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3050 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3051 = v599 + v3050;
-  const uint v3052 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3052 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3053 = v598 + v3052;
-  const bool v3054 = v3051 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3054 = v3051 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3055 = v3053 < v1;
   const bool v3056 = v3054 && v3055;
   if (v3056) {
@@ -3007,11 +3007,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3074 = v3073 + v3053;
     out[v3074] = v3072;
   }
-  const uint v3075 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3075 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3076 = v599 + v3075;
-  const uint v3077 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3077 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3078 = v598 + v3077;
-  const bool v3079 = v3076 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3079 = v3076 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3080 = v3078 < v1;
   const bool v3081 = v3079 && v3080;
   if (v3081) {
@@ -3032,11 +3032,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3099 = v3098 + v3078;
     out[v3099] = v3097;
   }
-  const uint v3100 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3100 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3101 = v599 + v3100;
-  const uint v3102 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3102 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3103 = v598 + v3102;
-  const bool v3104 = v3101 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3104 = v3101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3105 = v3103 < v1;
   const bool v3106 = v3104 && v3105;
   if (v3106) {
@@ -3057,11 +3057,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3124 = v3123 + v3103;
     out[v3124] = v3122;
   }
-  const uint v3125 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3125 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3126 = v599 + v3125;
-  const uint v3127 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3127 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3128 = v598 + v3127;
-  const bool v3129 = v3126 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3129 = v3126 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3130 = v3128 < v1;
   const bool v3131 = v3129 && v3130;
   if (v3131) {
@@ -3082,11 +3082,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3149 = v3148 + v3128;
     out[v3149] = v3147;
   }
-  const uint v3150 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3150 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3151 = v599 + v3150;
-  const uint v3152 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3152 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3153 = v598 + v3152;
-  const bool v3154 = v3151 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3154 = v3151 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3155 = v3153 < v1;
   const bool v3156 = v3154 && v3155;
   if (v3156) {
@@ -3107,11 +3107,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3174 = v3173 + v3153;
     out[v3174] = v3172;
   }
-  const uint v3175 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3175 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3176 = v599 + v3175;
-  const uint v3177 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3177 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3178 = v598 + v3177;
-  const bool v3179 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3179 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3180 = v3178 < v1;
   const bool v3181 = v3179 && v3180;
   if (v3181) {
@@ -3132,11 +3132,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3199 = v3198 + v3178;
     out[v3199] = v3197;
   }
-  const uint v3200 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3200 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3201 = v599 + v3200;
-  const uint v3202 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3202 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3203 = v598 + v3202;
-  const bool v3204 = v3201 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3204 = v3201 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3205 = v3203 < v1;
   const bool v3206 = v3204 && v3205;
   if (v3206) {
@@ -3157,11 +3157,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3224 = v3223 + v3203;
     out[v3224] = v3222;
   }
-  const uint v3225 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3225 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3226 = v599 + v3225;
-  const uint v3227 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3227 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3228 = v598 + v3227;
-  const bool v3229 = v3226 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3229 = v3226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3230 = v3228 < v1;
   const bool v3231 = v3229 && v3230;
   if (v3231) {
@@ -3182,11 +3182,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3249 = v3248 + v3228;
     out[v3249] = v3247;
   }
-  const uint v3250 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3250 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3251 = v599 + v3250;
-  const uint v3252 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3252 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3253 = v598 + v3252;
-  const bool v3254 = v3251 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3254 = v3251 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3255 = v3253 < v1;
   const bool v3256 = v3254 && v3255;
   if (v3256) {
@@ -3207,11 +3207,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3274 = v3273 + v3253;
     out[v3274] = v3272;
   }
-  const uint v3275 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3275 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3276 = v599 + v3275;
-  const uint v3277 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3277 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3278 = v598 + v3277;
-  const bool v3279 = v3276 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3279 = v3276 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3280 = v3278 < v1;
   const bool v3281 = v3279 && v3280;
   if (v3281) {
@@ -3232,11 +3232,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3299 = v3298 + v3278;
     out[v3299] = v3297;
   }
-  const uint v3300 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3300 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3301 = v599 + v3300;
-  const uint v3302 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3302 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3303 = v598 + v3302;
-  const bool v3304 = v3301 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3304 = v3301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3305 = v3303 < v1;
   const bool v3306 = v3304 && v3305;
   if (v3306) {
@@ -3257,11 +3257,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3324 = v3323 + v3303;
     out[v3324] = v3322;
   }
-  const uint v3325 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3325 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3326 = v599 + v3325;
-  const uint v3327 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3327 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3328 = v598 + v3327;
-  const bool v3329 = v3326 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3329 = v3326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3330 = v3328 < v1;
   const bool v3331 = v3329 && v3330;
   if (v3331) {
@@ -3282,11 +3282,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3349 = v3348 + v3328;
     out[v3349] = v3347;
   }
-  const uint v3350 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3350 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3351 = v599 + v3350;
-  const uint v3352 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3352 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3353 = v598 + v3352;
-  const bool v3354 = v3351 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3354 = v3351 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3355 = v3353 < v1;
   const bool v3356 = v3354 && v3355;
   if (v3356) {
@@ -3307,11 +3307,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3374 = v3373 + v3353;
     out[v3374] = v3372;
   }
-  const uint v3375 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3375 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3376 = v599 + v3375;
-  const uint v3377 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3377 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3378 = v598 + v3377;
-  const bool v3379 = v3376 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3379 = v3376 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3380 = v3378 < v1;
   const bool v3381 = v3379 && v3380;
   if (v3381) {
@@ -3332,11 +3332,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3399 = v3398 + v3378;
     out[v3399] = v3397;
   }
-  const uint v3400 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3400 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3401 = v599 + v3400;
-  const uint v3402 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3402 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3403 = v598 + v3402;
-  const bool v3404 = v3401 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3404 = v3401 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3405 = v3403 < v1;
   const bool v3406 = v3404 && v3405;
   if (v3406) {
@@ -3357,11 +3357,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3424 = v3423 + v3403;
     out[v3424] = v3422;
   }
-  const uint v3425 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3425 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3426 = v599 + v3425;
-  const uint v3427 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3427 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3428 = v598 + v3427;
-  const bool v3429 = v3426 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3429 = v3426 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3430 = v3428 < v1;
   const bool v3431 = v3429 && v3430;
   if (v3431) {
@@ -3382,11 +3382,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3449 = v3448 + v3428;
     out[v3449] = v3447;
   }
-  const uint v3450 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3450 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3451 = v599 + v3450;
-  const uint v3452 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3452 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3453 = v598 + v3452;
-  const bool v3454 = v3451 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3454 = v3451 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3455 = v3453 < v1;
   const bool v3456 = v3454 && v3455;
   if (v3456) {
@@ -3407,11 +3407,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3474 = v3473 + v3453;
     out[v3474] = v3472;
   }
-  const uint v3475 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3475 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3476 = v599 + v3475;
-  const uint v3477 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3477 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3478 = v598 + v3477;
-  const bool v3479 = v3476 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3479 = v3476 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3480 = v3478 < v1;
   const bool v3481 = v3479 && v3480;
   if (v3481) {
@@ -3432,11 +3432,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3499 = v3498 + v3478;
     out[v3499] = v3497;
   }
-  const uint v3500 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3500 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3501 = v599 + v3500;
-  const uint v3502 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3502 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3503 = v598 + v3502;
-  const bool v3504 = v3501 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3504 = v3501 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3505 = v3503 < v1;
   const bool v3506 = v3504 && v3505;
   if (v3506) {
@@ -3457,11 +3457,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3524 = v3523 + v3503;
     out[v3524] = v3522;
   }
-  const uint v3525 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3525 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3526 = v599 + v3525;
-  const uint v3527 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3527 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3528 = v598 + v3527;
-  const bool v3529 = v3526 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3529 = v3526 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3530 = v3528 < v1;
   const bool v3531 = v3529 && v3530;
   if (v3531) {
@@ -3482,11 +3482,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3549 = v3548 + v3528;
     out[v3549] = v3547;
   }
-  const uint v3550 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3550 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3551 = v599 + v3550;
-  const uint v3552 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3552 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3553 = v598 + v3552;
-  const bool v3554 = v3551 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3554 = v3551 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3555 = v3553 < v1;
   const bool v3556 = v3554 && v3555;
   if (v3556) {
@@ -3507,11 +3507,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3574 = v3573 + v3553;
     out[v3574] = v3572;
   }
-  const uint v3575 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3575 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3576 = v599 + v3575;
-  const uint v3577 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3577 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3578 = v598 + v3577;
-  const bool v3579 = v3576 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3579 = v3576 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3580 = v3578 < v1;
   const bool v3581 = v3579 && v3580;
   if (v3581) {
@@ -3532,11 +3532,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3599 = v3598 + v3578;
     out[v3599] = v3597;
   }
-  const uint v3600 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3600 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3601 = v599 + v3600;
-  const uint v3602 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3602 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3603 = v598 + v3602;
-  const bool v3604 = v3601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3604 = v3601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3605 = v3603 < v1;
   const bool v3606 = v3604 && v3605;
   if (v3606) {
@@ -3557,11 +3557,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3624 = v3623 + v3603;
     out[v3624] = v3622;
   }
-  const uint v3625 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3625 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3626 = v599 + v3625;
-  const uint v3627 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3627 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3628 = v598 + v3627;
-  const bool v3629 = v3626 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3629 = v3626 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3630 = v3628 < v1;
   const bool v3631 = v3629 && v3630;
   if (v3631) {
@@ -3582,11 +3582,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3649 = v3648 + v3628;
     out[v3649] = v3647;
   }
-  const uint v3650 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3650 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3651 = v599 + v3650;
-  const uint v3652 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3652 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3653 = v598 + v3652;
-  const bool v3654 = v3651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3654 = v3651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3655 = v3653 < v1;
   const bool v3656 = v3654 && v3655;
   if (v3656) {
@@ -3607,11 +3607,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3674 = v3673 + v3653;
     out[v3674] = v3672;
   }
-  const uint v3675 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3675 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3676 = v599 + v3675;
-  const uint v3677 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3677 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3678 = v598 + v3677;
-  const bool v3679 = v3676 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3679 = v3676 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3680 = v3678 < v1;
   const bool v3681 = v3679 && v3680;
   if (v3681) {
@@ -3632,11 +3632,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3699 = v3698 + v3678;
     out[v3699] = v3697;
   }
-  const uint v3700 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3700 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3701 = v599 + v3700;
-  const uint v3702 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3702 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3703 = v598 + v3702;
-  const bool v3704 = v3701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3704 = v3701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3705 = v3703 < v1;
   const bool v3706 = v3704 && v3705;
   if (v3706) {
@@ -3657,11 +3657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3724 = v3723 + v3703;
     out[v3724] = v3722;
   }
-  const uint v3725 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3725 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3726 = v599 + v3725;
-  const uint v3727 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3727 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3728 = v598 + v3727;
-  const bool v3729 = v3726 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3729 = v3726 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3730 = v3728 < v1;
   const bool v3731 = v3729 && v3730;
   if (v3731) {
@@ -3682,11 +3682,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3749 = v3748 + v3728;
     out[v3749] = v3747;
   }
-  const uint v3750 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3750 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3751 = v599 + v3750;
-  const uint v3752 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3752 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3753 = v598 + v3752;
-  const bool v3754 = v3751 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3754 = v3751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3755 = v3753 < v1;
   const bool v3756 = v3754 && v3755;
   if (v3756) {
@@ -3707,11 +3707,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3774 = v3773 + v3753;
     out[v3774] = v3772;
   }
-  const uint v3775 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3775 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3776 = v599 + v3775;
-  const uint v3777 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3777 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3778 = v598 + v3777;
-  const bool v3779 = v3776 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3779 = v3776 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3780 = v3778 < v1;
   const bool v3781 = v3779 && v3780;
   if (v3781) {

@@ -92,451 +92,451 @@ kernel void iron_gemm_bias_kn_silu_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v3296 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3299 = v3296 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3302 = v3296 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3296 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3299 = v3296 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3302 = v3296 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3303 = v3302 << 3u;
-    const uint v3304 = v24 + v3299;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3304 = v24 + v3299;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3305 = v3304 < v0;
-    const uint v3310 = v3304 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3316 = v3299 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3321 = v3296 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3323 = v3321 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3326 = v3321 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3310 = v3304 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3316 = v3299 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3321 = v3296 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3323 = v3321 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3326 = v3321 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3327 = v3326 << 3u;
-    const uint v3328 = v24 + v3323;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3328 = v24 + v3323;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3329 = v3328 < v0;
-    const uint v3334 = v3328 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3340 = v3323 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3345 = v3296 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3347 = v3345 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3350 = v3345 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3334 = v3328 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3340 = v3323 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3345 = v3296 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3347 = v3345 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3350 = v3345 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3351 = v3350 << 3u;
-    const uint v3352 = v24 + v3347;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3352 = v24 + v3347;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3353 = v3352 < v0;
-    const uint v3358 = v3352 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3364 = v3347 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3369 = v3296 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3371 = v3369 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3374 = v3369 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3358 = v3352 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3364 = v3347 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3369 = v3296 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3371 = v3369 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3374 = v3369 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3375 = v3374 << 3u;
-    const uint v3376 = v24 + v3371;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3376 = v24 + v3371;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3377 = v3376 < v0;
-    const uint v3382 = v3376 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3388 = v3371 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3393 = v3296 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3395 = v3393 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3398 = v3393 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3382 = v3376 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3388 = v3371 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3393 = v3296 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3395 = v3393 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3398 = v3393 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3399 = v3398 << 3u;
-    const uint v3400 = v24 + v3395;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3400 = v24 + v3395;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3401 = v3400 < v0;
-    const uint v3406 = v3400 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3412 = v3395 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3417 = v3296 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3419 = v3417 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3422 = v3417 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3406 = v3400 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3412 = v3395 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3417 = v3296 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3419 = v3417 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3422 = v3417 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3423 = v3422 << 3u;
-    const uint v3424 = v24 + v3419;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3424 = v24 + v3419;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3425 = v3424 < v0;
-    const uint v3430 = v3424 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3436 = v3419 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3441 = v3296 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3443 = v3441 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3446 = v3441 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3430 = v3424 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3436 = v3419 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3441 = v3296 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3443 = v3441 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3446 = v3441 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3447 = v3446 << 3u;
-    const uint v3448 = v24 + v3443;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3448 = v24 + v3443;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3449 = v3448 < v0;
-    const uint v3454 = v3448 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3460 = v3443 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3465 = v3296 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3467 = v3465 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3470 = v3465 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3454 = v3448 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3460 = v3443 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3465 = v3296 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3467 = v3465 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3470 = v3465 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3471 = v3470 << 3u;
-    const uint v3472 = v24 + v3467;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3472 = v24 + v3467;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3473 = v3472 < v0;
-    const uint v3478 = v3472 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3484 = v3467 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3493 = v3296 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3496 = v3296 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3478 = v3472 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3484 = v3467 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3493 = v3296 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3496 = v3296 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3497 = v3496 << 3u;
-    const uint v3500 = v28 + v3497;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3500 = v28 + v3497;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3501 = v3500 < v1;
-    const uint v3510 = v3493 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3517 = v3321 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3520 = v3321 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3510 = v3493 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3517 = v3321 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3520 = v3321 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3521 = v3520 << 3u;
-    const uint v3524 = v28 + v3521;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3524 = v28 + v3521;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3525 = v3524 < v1;
-    const uint v3534 = v3517 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3541 = v3345 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3544 = v3345 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3534 = v3517 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3541 = v3345 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3544 = v3345 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3545 = v3544 << 3u;
-    const uint v3548 = v28 + v3545;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3548 = v28 + v3545;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3549 = v3548 < v1;
-    const uint v3558 = v3541 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3565 = v3369 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3568 = v3369 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3558 = v3541 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3565 = v3369 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3568 = v3369 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3569 = v3568 << 3u;
-    const uint v3572 = v28 + v3569;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3572 = v28 + v3569;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3573 = v3572 < v1;
-    const uint v3582 = v3565 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3589 = v3393 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3592 = v3393 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3582 = v3565 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3589 = v3393 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3592 = v3393 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3593 = v3592 << 3u;
-    const uint v3596 = v28 + v3593;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3596 = v28 + v3593;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3597 = v3596 < v1;
-    const uint v3606 = v3589 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3613 = v3417 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3616 = v3417 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3606 = v3589 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3613 = v3417 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3616 = v3417 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3617 = v3616 << 3u;
-    const uint v3620 = v28 + v3617;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3620 = v28 + v3617;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3621 = v3620 < v1;
-    const uint v3630 = v3613 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3637 = v3441 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3640 = v3441 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3630 = v3613 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3637 = v3441 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3640 = v3441 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3641 = v3640 << 3u;
-    const uint v3644 = v28 + v3641;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3644 = v28 + v3641;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3645 = v3644 < v1;
-    const uint v3654 = v3637 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3661 = v3465 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3664 = v3465 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3654 = v3637 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3661 = v3465 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3664 = v3465 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3665 = v3664 << 3u;
-    const uint v3668 = v28 + v3665;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3668 = v28 + v3665;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3669 = v3668 < v1;
-    const uint v3678 = v3661 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3688 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v3678 = v3661 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3688 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (uint v3288 = 0u; v3288 < v2; v3288 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v3288 = 0u; v3288 < v2; v3288 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v3290 = v3288 >> 6u;
       const uint v3292 = v3290 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3294 = v3292 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v3306 = v3288 + v3303;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3294 = v3292 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v3306 = v3288 + v3303;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3307 = v3306 < v2;
       const bool v3308 = v3305 && v3307;
-      const uint v3312 = v3310 + v3288;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3312 = v3310 + v3288;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3313 = v3312 + v3303;
       const uint v3314 = v3308 ? v3313 : 0u;
-      const uint v3317 = v3294 + v3316;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3317 = v3294 + v3316;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3318 = v3317 + v3303;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3318 + e] = v3308 ? a[v3314 + e] : bfloat(0);
       }
-      const uint v3330 = v3288 + v3327;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3330 = v3288 + v3327;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3331 = v3330 < v2;
       const bool v3332 = v3329 && v3331;
-      const uint v3336 = v3334 + v3288;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3336 = v3334 + v3288;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3337 = v3336 + v3327;
       const uint v3338 = v3332 ? v3337 : 0u;
-      const uint v3341 = v3294 + v3340;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3341 = v3294 + v3340;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3342 = v3341 + v3327;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3342 + e] = v3332 ? a[v3338 + e] : bfloat(0);
       }
-      const uint v3354 = v3288 + v3351;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3354 = v3288 + v3351;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3355 = v3354 < v2;
       const bool v3356 = v3353 && v3355;
-      const uint v3360 = v3358 + v3288;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3360 = v3358 + v3288;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3361 = v3360 + v3351;
       const uint v3362 = v3356 ? v3361 : 0u;
-      const uint v3365 = v3294 + v3364;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3365 = v3294 + v3364;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3366 = v3365 + v3351;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3366 + e] = v3356 ? a[v3362 + e] : bfloat(0);
       }
-      const uint v3378 = v3288 + v3375;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3378 = v3288 + v3375;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3379 = v3378 < v2;
       const bool v3380 = v3377 && v3379;
-      const uint v3384 = v3382 + v3288;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3384 = v3382 + v3288;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3385 = v3384 + v3375;
       const uint v3386 = v3380 ? v3385 : 0u;
-      const uint v3389 = v3294 + v3388;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3389 = v3294 + v3388;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3390 = v3389 + v3375;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3390 + e] = v3380 ? a[v3386 + e] : bfloat(0);
       }
-      const uint v3402 = v3288 + v3399;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3402 = v3288 + v3399;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3403 = v3402 < v2;
       const bool v3404 = v3401 && v3403;
-      const uint v3408 = v3406 + v3288;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3408 = v3406 + v3288;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3409 = v3408 + v3399;
       const uint v3410 = v3404 ? v3409 : 0u;
-      const uint v3413 = v3294 + v3412;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3413 = v3294 + v3412;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3414 = v3413 + v3399;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3414 + e] = v3404 ? a[v3410 + e] : bfloat(0);
       }
-      const uint v3426 = v3288 + v3423;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3426 = v3288 + v3423;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3427 = v3426 < v2;
       const bool v3428 = v3425 && v3427;
-      const uint v3432 = v3430 + v3288;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3432 = v3430 + v3288;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3433 = v3432 + v3423;
       const uint v3434 = v3428 ? v3433 : 0u;
-      const uint v3437 = v3294 + v3436;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3437 = v3294 + v3436;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3438 = v3437 + v3423;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3438 + e] = v3428 ? a[v3434 + e] : bfloat(0);
       }
-      const uint v3450 = v3288 + v3447;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3450 = v3288 + v3447;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3451 = v3450 < v2;
       const bool v3452 = v3449 && v3451;
-      const uint v3456 = v3454 + v3288;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3456 = v3454 + v3288;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3457 = v3456 + v3447;
       const uint v3458 = v3452 ? v3457 : 0u;
-      const uint v3461 = v3294 + v3460;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3461 = v3294 + v3460;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3462 = v3461 + v3447;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3462 + e] = v3452 ? a[v3458 + e] : bfloat(0);
       }
-      const uint v3474 = v3288 + v3471;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3474 = v3288 + v3471;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3475 = v3474 < v2;
       const bool v3476 = v3473 && v3475;
-      const uint v3480 = v3478 + v3288;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3480 = v3478 + v3288;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3481 = v3480 + v3471;
       const uint v3482 = v3476 ? v3481 : 0u;
-      const uint v3485 = v3294 + v3484;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3485 = v3294 + v3484;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3486 = v3485 + v3471;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3486 + e] = v3476 ? a[v3482 + e] : bfloat(0);
       }
-      const uint v3498 = v3288 + v3493;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3498 = v3288 + v3493;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3499 = v3498 < v2;
       const bool v3502 = v3499 && v3501;
-      const uint v3504 = v3498 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3504 = v3498 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3506 = v3504 + v28;
       const uint v3507 = v3506 + v3497;
       const uint v3508 = v3502 ? v3507 : 0u;
-      const uint v3511 = v3294 + v3510;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3511 = v3294 + v3510;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3512 = v3511 + v3497;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3512 + e] = v3502 ? b[v3508 + e] : bfloat(0);
       }
-      const uint v3522 = v3288 + v3517;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3522 = v3288 + v3517;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3523 = v3522 < v2;
       const bool v3526 = v3523 && v3525;
-      const uint v3528 = v3522 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3528 = v3522 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3530 = v3528 + v28;
       const uint v3531 = v3530 + v3521;
       const uint v3532 = v3526 ? v3531 : 0u;
-      const uint v3535 = v3294 + v3534;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3535 = v3294 + v3534;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3536 = v3535 + v3521;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3536 + e] = v3526 ? b[v3532 + e] : bfloat(0);
       }
-      const uint v3546 = v3288 + v3541;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3546 = v3288 + v3541;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3547 = v3546 < v2;
       const bool v3550 = v3547 && v3549;
-      const uint v3552 = v3546 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3552 = v3546 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3554 = v3552 + v28;
       const uint v3555 = v3554 + v3545;
       const uint v3556 = v3550 ? v3555 : 0u;
-      const uint v3559 = v3294 + v3558;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3559 = v3294 + v3558;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3560 = v3559 + v3545;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3560 + e] = v3550 ? b[v3556 + e] : bfloat(0);
       }
-      const uint v3570 = v3288 + v3565;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3570 = v3288 + v3565;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3571 = v3570 < v2;
       const bool v3574 = v3571 && v3573;
-      const uint v3576 = v3570 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3576 = v3570 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3578 = v3576 + v28;
       const uint v3579 = v3578 + v3569;
       const uint v3580 = v3574 ? v3579 : 0u;
-      const uint v3583 = v3294 + v3582;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3583 = v3294 + v3582;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3584 = v3583 + v3569;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3584 + e] = v3574 ? b[v3580 + e] : bfloat(0);
       }
-      const uint v3594 = v3288 + v3589;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3594 = v3288 + v3589;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3595 = v3594 < v2;
       const bool v3598 = v3595 && v3597;
-      const uint v3600 = v3594 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3600 = v3594 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3602 = v3600 + v28;
       const uint v3603 = v3602 + v3593;
       const uint v3604 = v3598 ? v3603 : 0u;
-      const uint v3607 = v3294 + v3606;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3607 = v3294 + v3606;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3608 = v3607 + v3593;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3608 + e] = v3598 ? b[v3604 + e] : bfloat(0);
       }
-      const uint v3618 = v3288 + v3613;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3618 = v3288 + v3613;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3619 = v3618 < v2;
       const bool v3622 = v3619 && v3621;
-      const uint v3624 = v3618 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3624 = v3618 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3626 = v3624 + v28;
       const uint v3627 = v3626 + v3617;
       const uint v3628 = v3622 ? v3627 : 0u;
-      const uint v3631 = v3294 + v3630;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3631 = v3294 + v3630;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3632 = v3631 + v3617;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3632 + e] = v3622 ? b[v3628 + e] : bfloat(0);
       }
-      const uint v3642 = v3288 + v3637;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3642 = v3288 + v3637;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3643 = v3642 < v2;
       const bool v3646 = v3643 && v3645;
-      const uint v3648 = v3642 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3648 = v3642 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3650 = v3648 + v28;
       const uint v3651 = v3650 + v3641;
       const uint v3652 = v3646 ? v3651 : 0u;
-      const uint v3655 = v3294 + v3654;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3655 = v3294 + v3654;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3656 = v3655 + v3641;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3656 + e] = v3646 ? b[v3652 + e] : bfloat(0);
       }
-      const uint v3666 = v3288 + v3661;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3666 = v3288 + v3661;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3667 = v3666 < v2;
       const bool v3670 = v3667 && v3669;
-      const uint v3672 = v3666 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3672 = v3666 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3674 = v3672 + v28;
       const uint v3675 = v3674 + v3665;
       const uint v3676 = v3670 ? v3675 : 0u;
-      const uint v3679 = v3294 + v3678;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3679 = v3294 + v3678;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3680 = v3679 + v3665;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3680 + e] = v3670 ? b[v3676 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3689 = v3294 + v3688;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v3689 = v3294 + v3688;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v3689), long(64u));
-      const uint v3694 = v3294 + v37;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v3694 = v3294 + v37;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load<false>(v43, shm1, long(v3694), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v3700 = v3689 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v3700 = v3689 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v3700), long(64u));
-      const uint v3703 = v3294 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v3703 = v3294 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v3704 = v3703 + v37;
       iron_frag_load<false>(v43, shm1, long(v3704), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v3710 = v3689 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v3710 = v3689 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v3710), long(64u));
-      const uint v3713 = v3294 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v3713 = v3294 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v3714 = v3713 + v37;
       iron_frag_load<false>(v43, shm1, long(v3714), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v3720 = v3689 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v3720 = v3689 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v3720), long(64u));
-      const uint v3723 = v3294 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v3723 = v3294 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v3724 = v3723 + v37;
       iron_frag_load<false>(v43, shm1, long(v3724), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v513 = v512 < v0;
         const uint v514 = v503 + v511;
         const bool v515 = v514 < v2;
         const bool v516 = v513 && v515;
         if (v516) {
-          const uint v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v520 = v518 + v503;
           const uint v521 = v520 + v511;
           const bfloat v522 = a[v521];
-          const uint v524 = v509 << 6u;
+          const uint v524 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v525 = v524 + v511;
           shm0[v525] = v522;
         } else {
-          const uint v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v528 = v527 + v511;
           shm0[v528] = bfloat(0.0f);
         }
       }
 
-      for (uint v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v539 = v538 < v2;
         const uint v540 = v28 + v537;
         const bool v541 = v540 < v1;
         const bool v542 = v539 && v541;
         if (v542) {
-          const uint v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v546 = v544 + v28;
           const uint v547 = v546 + v537;
           const bfloat v548 = b[v547];
-          const uint v550 = v535 << 7u;
+          const uint v550 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v551 = v550 + v537;
           shm1[v551] = v548;
         } else {
-          const uint v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v554 = v553 + v537;
           shm1[v554] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v599 = v24 + v33;
-  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v601 = v599 + v600;
-  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -554,11 +554,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v620 = v619 + v603;
     out[v620] = v618;
   }
-  const uint v621 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v621 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v622 = v599 + v621;
-  const uint v623 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v623 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v624 = v598 + v623;
-  const bool v625 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v625 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -576,11 +576,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v641 = v640 + v624;
     out[v641] = v639;
   }
-  const uint v642 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v642 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v643 = v599 + v642;
-  const uint v644 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v644 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v645 = v598 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -598,11 +598,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v662 = v661 + v645;
     out[v662] = v660;
   }
-  const uint v663 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v663 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v664 = v599 + v663;
-  const uint v665 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v665 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v666 = v598 + v665;
-  const bool v667 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v667 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v668 = v666 < v1;
   const bool v669 = v667 && v668;
   if (v669) {
@@ -620,11 +620,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v683 = v682 + v666;
     out[v683] = v681;
   }
-  const uint v684 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v684 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v685 = v599 + v684;
-  const uint v686 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v686 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v687 = v598 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -642,11 +642,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v704 = v703 + v687;
     out[v704] = v702;
   }
-  const uint v705 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v705 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v706 = v599 + v705;
-  const uint v707 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v707 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v708 = v598 + v707;
-  const bool v709 = v706 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v709 = v706 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v710 = v708 < v1;
   const bool v711 = v709 && v710;
   if (v711) {
@@ -664,11 +664,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v725 = v724 + v708;
     out[v725] = v723;
   }
-  const uint v726 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v726 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v727 = v599 + v726;
-  const uint v728 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v728 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v729 = v598 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -686,11 +686,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v746 = v745 + v729;
     out[v746] = v744;
   }
-  const uint v747 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v747 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v748 = v599 + v747;
-  const uint v749 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v749 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v750 = v598 + v749;
-  const bool v751 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v751 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v752 = v750 < v1;
   const bool v753 = v751 && v752;
   if (v753) {
@@ -708,11 +708,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v767 = v766 + v750;
     out[v767] = v765;
   }
-  const uint v768 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v768 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v769 = v599 + v768;
-  const uint v770 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v770 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v771 = v598 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v788 = v787 + v771;
     out[v788] = v786;
   }
-  const uint v789 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v789 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v790 = v599 + v789;
-  const uint v791 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v791 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v792 = v598 + v791;
-  const bool v793 = v790 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v793 = v790 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v794 = v792 < v1;
   const bool v795 = v793 && v794;
   if (v795) {
@@ -752,11 +752,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v809 = v808 + v792;
     out[v809] = v807;
   }
-  const uint v810 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v810 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v811 = v599 + v810;
-  const uint v812 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v812 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v813 = v598 + v812;
-  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -774,11 +774,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v830 = v829 + v813;
     out[v830] = v828;
   }
-  const uint v831 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v831 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v832 = v599 + v831;
-  const uint v833 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v833 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v834 = v598 + v833;
-  const bool v835 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v835 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v836 = v834 < v1;
   const bool v837 = v835 && v836;
   if (v837) {
@@ -796,11 +796,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v851 = v850 + v834;
     out[v851] = v849;
   }
-  const uint v852 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v852 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v853 = v599 + v852;
-  const uint v854 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v854 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v855 = v598 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -818,11 +818,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v872 = v871 + v855;
     out[v872] = v870;
   }
-  const uint v873 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v873 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v874 = v599 + v873;
-  const uint v875 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v875 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v876 = v598 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -840,11 +840,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v893 = v892 + v876;
     out[v893] = v891;
   }
-  const uint v894 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v894 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v895 = v599 + v894;
-  const uint v896 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v896 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v897 = v598 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v899 = v897 < v1;
   const bool v900 = v898 && v899;
   if (v900) {
@@ -862,11 +862,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v914 = v913 + v897;
     out[v914] = v912;
   }
-  const uint v915 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v915 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v916 = v599 + v915;
-  const uint v917 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v917 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v918 = v598 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v919 = v916 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v920 = v918 < v1;
   const bool v921 = v919 && v920;
   if (v921) {
@@ -884,11 +884,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v935 = v934 + v918;
     out[v935] = v933;
   }
-  const uint v936 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v936 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v937 = v599 + v936;
-  const uint v938 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v938 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v939 = v598 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -906,11 +906,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v956 = v955 + v939;
     out[v956] = v954;
   }
-  const uint v957 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v957 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v958 = v599 + v957;
-  const uint v959 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v959 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v960 = v598 + v959;
-  const bool v961 = v958 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v961 = v958 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v962 = v960 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -928,11 +928,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v977 = v976 + v960;
     out[v977] = v975;
   }
-  const uint v978 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v978 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v979 = v599 + v978;
-  const uint v980 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v980 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v981 = v598 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -950,11 +950,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v998 = v997 + v981;
     out[v998] = v996;
   }
-  const uint v999 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v999 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1000 = v599 + v999;
-  const uint v1001 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1001 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1002 = v598 + v1001;
-  const bool v1003 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1003 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1004 = v1002 < v1;
   const bool v1005 = v1003 && v1004;
   if (v1005) {
@@ -972,11 +972,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1019 = v1018 + v1002;
     out[v1019] = v1017;
   }
-  const uint v1020 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1020 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1021 = v599 + v1020;
-  const uint v1022 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1022 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1023 = v598 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -994,11 +994,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1040 = v1039 + v1023;
     out[v1040] = v1038;
   }
-  const uint v1041 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1041 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1042 = v599 + v1041;
-  const uint v1043 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1043 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1044 = v598 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1046 = v1044 < v1;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -1016,11 +1016,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1061 = v1060 + v1044;
     out[v1061] = v1059;
   }
-  const uint v1062 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1062 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1063 = v599 + v1062;
-  const uint v1064 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1064 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1065 = v598 + v1064;
-  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -1038,11 +1038,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1082 = v1081 + v1065;
     out[v1082] = v1080;
   }
-  const uint v1083 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1083 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1084 = v599 + v1083;
-  const uint v1085 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1085 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1086 = v598 + v1085;
-  const bool v1087 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1087 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1088 = v1086 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
@@ -1060,11 +1060,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1103 = v1102 + v1086;
     out[v1103] = v1101;
   }
-  const uint v1104 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1104 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1105 = v599 + v1104;
-  const uint v1106 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1106 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1107 = v598 + v1106;
-  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1124 = v1123 + v1107;
     out[v1124] = v1122;
   }
-  const uint v1125 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1125 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1126 = v599 + v1125;
-  const uint v1127 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1127 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1128 = v598 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1145 = v1144 + v1128;
     out[v1145] = v1143;
   }
-  const uint v1146 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1146 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1147 = v599 + v1146;
-  const uint v1148 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1148 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1149 = v598 + v1148;
-  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1126,11 +1126,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1166 = v1165 + v1149;
     out[v1166] = v1164;
   }
-  const uint v1167 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1167 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1168 = v599 + v1167;
-  const uint v1169 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1169 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1170 = v598 + v1169;
-  const bool v1171 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1171 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1172 = v1170 < v1;
   const bool v1173 = v1171 && v1172;
   if (v1173) {
@@ -1148,11 +1148,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1187 = v1186 + v1170;
     out[v1187] = v1185;
   }
-  const uint v1188 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1188 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1189 = v599 + v1188;
-  const uint v1190 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1190 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1191 = v598 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1170,11 +1170,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1208 = v1207 + v1191;
     out[v1208] = v1206;
   }
-  const uint v1209 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1209 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1210 = v599 + v1209;
-  const uint v1211 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1211 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1212 = v598 + v1211;
-  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1214 = v1212 < v1;
   const bool v1215 = v1213 && v1214;
   if (v1215) {
@@ -1192,11 +1192,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1229 = v1228 + v1212;
     out[v1229] = v1227;
   }
-  const uint v1230 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1230 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1231 = v599 + v1230;
-  const uint v1232 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1232 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1233 = v598 + v1232;
-  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1214,11 +1214,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1250 = v1249 + v1233;
     out[v1250] = v1248;
   }
-  const uint v1251 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1251 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1252 = v599 + v1251;
-  const uint v1253 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1253 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1254 = v598 + v1253;
-  const bool v1255 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1255 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1236,11 +1236,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1271 = v1270 + v1254;
     out[v1271] = v1269;
   }
-  const uint v1272 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1272 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1273 = v599 + v1272;
-  const uint v1274 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1274 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1275 = v598 + v1274;
-  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1258,11 +1258,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1292 = v1291 + v1275;
     out[v1292] = v1290;
   }
-  const uint v1293 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1293 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1294 = v599 + v1293;
-  const uint v1295 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1295 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1296 = v598 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1280,11 +1280,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1313 = v1312 + v1296;
     out[v1313] = v1311;
   }
-  const uint v1314 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1314 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1315 = v599 + v1314;
-  const uint v1316 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1316 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1317 = v598 + v1316;
-  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1302,11 +1302,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1334 = v1333 + v1317;
     out[v1334] = v1332;
   }
-  const uint v1335 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1335 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1336 = v599 + v1335;
-  const uint v1337 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1337 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1338 = v598 + v1337;
-  const bool v1339 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1339 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1340 = v1338 < v1;
   const bool v1341 = v1339 && v1340;
   if (v1341) {
@@ -1324,11 +1324,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1355 = v1354 + v1338;
     out[v1355] = v1353;
   }
-  const uint v1356 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1356 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1357 = v599 + v1356;
-  const uint v1358 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1358 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1359 = v598 + v1358;
-  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1346,11 +1346,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1376 = v1375 + v1359;
     out[v1376] = v1374;
   }
-  const uint v1377 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1377 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1378 = v599 + v1377;
-  const uint v1379 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1379 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1380 = v598 + v1379;
-  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1382 = v1380 < v1;
   const bool v1383 = v1381 && v1382;
   if (v1383) {
@@ -1368,11 +1368,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1397 = v1396 + v1380;
     out[v1397] = v1395;
   }
-  const uint v1398 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1398 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1399 = v599 + v1398;
-  const uint v1400 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1400 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1401 = v598 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1390,11 +1390,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1418 = v1417 + v1401;
     out[v1418] = v1416;
   }
-  const uint v1419 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1419 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1420 = v599 + v1419;
-  const uint v1421 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1421 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1422 = v598 + v1421;
-  const bool v1423 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1423 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1424 = v1422 < v1;
   const bool v1425 = v1423 && v1424;
   if (v1425) {
@@ -1412,11 +1412,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1439 = v1438 + v1422;
     out[v1439] = v1437;
   }
-  const uint v1440 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1440 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1441 = v599 + v1440;
-  const uint v1442 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1442 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1443 = v598 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1434,11 +1434,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1460 = v1459 + v1443;
     out[v1460] = v1458;
   }
-  const uint v1461 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1461 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1462 = v599 + v1461;
-  const uint v1463 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1463 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1464 = v598 + v1463;
-  const bool v1465 = v1462 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1465 = v1462 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1466 = v1464 < v1;
   const bool v1467 = v1465 && v1466;
   if (v1467) {
@@ -1456,11 +1456,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1481 = v1480 + v1464;
     out[v1481] = v1479;
   }
-  const uint v1482 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1482 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1483 = v599 + v1482;
-  const uint v1484 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1484 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1485 = v598 + v1484;
-  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1478,11 +1478,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1502 = v1501 + v1485;
     out[v1502] = v1500;
   }
-  const uint v1503 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1503 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1504 = v599 + v1503;
-  const uint v1505 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1505 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1506 = v598 + v1505;
-  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1508 = v1506 < v1;
   const bool v1509 = v1507 && v1508;
   if (v1509) {
@@ -1500,11 +1500,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1523 = v1522 + v1506;
     out[v1523] = v1521;
   }
-  const uint v1524 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1524 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1525 = v599 + v1524;
-  const uint v1526 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1526 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1527 = v598 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1522,11 +1522,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1544 = v1543 + v1527;
     out[v1544] = v1542;
   }
-  const uint v1545 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1545 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1546 = v599 + v1545;
-  const uint v1547 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1547 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1548 = v598 + v1547;
-  const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1550 = v1548 < v1;
   const bool v1551 = v1549 && v1550;
   if (v1551) {
@@ -1544,11 +1544,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1565 = v1564 + v1548;
     out[v1565] = v1563;
   }
-  const uint v1566 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1566 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1567 = v599 + v1566;
-  const uint v1568 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1568 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1569 = v598 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1566,11 +1566,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1586 = v1585 + v1569;
     out[v1586] = v1584;
   }
-  const uint v1587 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1587 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1588 = v599 + v1587;
-  const uint v1589 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1589 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1590 = v598 + v1589;
-  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1592 = v1590 < v1;
   const bool v1593 = v1591 && v1592;
   if (v1593) {
@@ -1588,11 +1588,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1607 = v1606 + v1590;
     out[v1607] = v1605;
   }
-  const uint v1608 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1608 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1609 = v599 + v1608;
-  const uint v1610 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1610 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1611 = v598 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -1610,11 +1610,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1628 = v1627 + v1611;
     out[v1628] = v1626;
   }
-  const uint v1629 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1629 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1630 = v599 + v1629;
-  const uint v1631 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1631 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1632 = v598 + v1631;
-  const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1634 = v1632 < v1;
   const bool v1635 = v1633 && v1634;
   if (v1635) {
@@ -1632,11 +1632,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1649 = v1648 + v1632;
     out[v1649] = v1647;
   }
-  const uint v1650 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1650 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1651 = v599 + v1650;
-  const uint v1652 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1652 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1653 = v598 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -1654,11 +1654,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1670 = v1669 + v1653;
     out[v1670] = v1668;
   }
-  const uint v1671 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1671 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1672 = v599 + v1671;
-  const uint v1673 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1673 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1674 = v598 + v1673;
-  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1676 = v1674 < v1;
   const bool v1677 = v1675 && v1676;
   if (v1677) {
@@ -1676,11 +1676,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1691 = v1690 + v1674;
     out[v1691] = v1689;
   }
-  const uint v1692 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1692 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1693 = v599 + v1692;
-  const uint v1694 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1694 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1695 = v598 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1698,11 +1698,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1712 = v1711 + v1695;
     out[v1712] = v1710;
   }
-  const uint v1713 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1713 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1714 = v599 + v1713;
-  const uint v1715 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1715 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1716 = v598 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1718 = v1716 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
@@ -1720,11 +1720,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1733 = v1732 + v1716;
     out[v1733] = v1731;
   }
-  const uint v1734 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1734 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1735 = v599 + v1734;
-  const uint v1736 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1736 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1737 = v598 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -1742,11 +1742,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1754 = v1753 + v1737;
     out[v1754] = v1752;
   }
-  const uint v1755 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1755 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1756 = v599 + v1755;
-  const uint v1757 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1757 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1758 = v598 + v1757;
-  const bool v1759 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1759 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1760 = v1758 < v1;
   const bool v1761 = v1759 && v1760;
   if (v1761) {
@@ -1764,11 +1764,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1775 = v1774 + v1758;
     out[v1775] = v1773;
   }
-  const uint v1776 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1776 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1777 = v599 + v1776;
-  const uint v1778 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1778 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1779 = v598 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -1786,11 +1786,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1796 = v1795 + v1779;
     out[v1796] = v1794;
   }
-  const uint v1797 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1797 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1798 = v599 + v1797;
-  const uint v1799 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1799 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1800 = v598 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1802 = v1800 < v1;
   const bool v1803 = v1801 && v1802;
   if (v1803) {
@@ -1808,11 +1808,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1817 = v1816 + v1800;
     out[v1817] = v1815;
   }
-  const uint v1818 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1818 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1819 = v599 + v1818;
-  const uint v1820 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1820 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1821 = v598 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -1830,11 +1830,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1838 = v1837 + v1821;
     out[v1838] = v1836;
   }
-  const uint v1839 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1839 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1840 = v599 + v1839;
-  const uint v1841 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1841 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1842 = v598 + v1841;
-  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1844 = v1842 < v1;
   const bool v1845 = v1843 && v1844;
   if (v1845) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1859 = v1858 + v1842;
     out[v1859] = v1857;
   }
-  const uint v1860 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1860 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1861 = v599 + v1860;
-  const uint v1862 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1862 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1863 = v598 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -1874,11 +1874,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1880 = v1879 + v1863;
     out[v1880] = v1878;
   }
-  const uint v1881 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1881 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1882 = v599 + v1881;
-  const uint v1883 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1883 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1884 = v598 + v1883;
-  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1886 = v1884 < v1;
   const bool v1887 = v1885 && v1886;
   if (v1887) {
@@ -1896,11 +1896,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1901 = v1900 + v1884;
     out[v1901] = v1899;
   }
-  const uint v1902 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1902 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1903 = v599 + v1902;
-  const uint v1904 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1904 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1905 = v598 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -1918,11 +1918,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1922 = v1921 + v1905;
     out[v1922] = v1920;
   }
-  const uint v1923 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1923 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1924 = v599 + v1923;
-  const uint v1925 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1925 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1926 = v598 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1928 = v1926 < v1;
   const bool v1929 = v1927 && v1928;
   if (v1929) {
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1943 = v1942 + v1926;
     out[v1943] = v1941;
   }
-  const uint v1944 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1944 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1945 = v599 + v1944;
-  const uint v1946 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1946 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1947 = v598 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -1962,11 +1962,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1964 = v1963 + v1947;
     out[v1964] = v1962;
   }
-  const uint v1965 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1965 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1966 = v599 + v1965;
-  const uint v1967 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1967 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1968 = v598 + v1967;
-  const bool v1969 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1969 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1970 = v1968 < v1;
   const bool v1971 = v1969 && v1970;
   if (v1971) {
@@ -1984,11 +1984,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1985 = v1984 + v1968;
     out[v1985] = v1983;
   }
-  const uint v1986 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1986 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1987 = v599 + v1986;
-  const uint v1988 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1988 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1989 = v598 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1991 = v1989 < v1;
   const bool v1992 = v1990 && v1991;
   if (v1992) {
@@ -2006,11 +2006,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2006 = v2005 + v1989;
     out[v2006] = v2004;
   }
-  const uint v2007 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2007 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2008 = v599 + v2007;
-  const uint v2009 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2009 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2010 = v598 + v2009;
-  const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2012 = v2010 < v1;
   const bool v2013 = v2011 && v2012;
   if (v2013) {
@@ -2028,11 +2028,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2027 = v2026 + v2010;
     out[v2027] = v2025;
   }
-  const uint v2028 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2028 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2029 = v599 + v2028;
-  const uint v2030 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2030 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2031 = v598 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2050,11 +2050,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2048 = v2047 + v2031;
     out[v2048] = v2046;
   }
-  const uint v2049 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2049 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2050 = v599 + v2049;
-  const uint v2051 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2051 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2052 = v598 + v2051;
-  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -2072,11 +2072,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2069 = v2068 + v2052;
     out[v2069] = v2067;
   }
-  const uint v2070 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2070 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2071 = v599 + v2070;
-  const uint v2072 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2072 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2073 = v598 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2094,11 +2094,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2090 = v2089 + v2073;
     out[v2090] = v2088;
   }
-  const uint v2091 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2091 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2092 = v599 + v2091;
-  const uint v2093 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2093 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2094 = v598 + v2093;
-  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2096 = v2094 < v1;
   const bool v2097 = v2095 && v2096;
   if (v2097) {
@@ -2116,11 +2116,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2111 = v2110 + v2094;
     out[v2111] = v2109;
   }
-  const uint v2112 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2112 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2113 = v599 + v2112;
-  const uint v2114 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2114 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2115 = v598 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2138,11 +2138,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2132 = v2131 + v2115;
     out[v2132] = v2130;
   }
-  const uint v2133 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2133 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2134 = v599 + v2133;
-  const uint v2135 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2135 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2136 = v598 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2138 = v2136 < v1;
   const bool v2139 = v2137 && v2138;
   if (v2139) {
@@ -2160,11 +2160,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2153 = v2152 + v2136;
     out[v2153] = v2151;
   }
-  const uint v2154 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2154 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2155 = v599 + v2154;
-  const uint v2156 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2156 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2157 = v598 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2174 = v2173 + v2157;
     out[v2174] = v2172;
   }
-  const uint v2175 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2175 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2176 = v599 + v2175;
-  const uint v2177 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2177 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2178 = v598 + v2177;
-  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2180 = v2178 < v1;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -2204,11 +2204,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2195 = v2194 + v2178;
     out[v2195] = v2193;
   }
-  const uint v2196 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2196 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2197 = v599 + v2196;
-  const uint v2198 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2198 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2199 = v598 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2201 = v2199 < v1;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2216 = v2215 + v2199;
     out[v2216] = v2214;
   }
-  const uint v2217 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2217 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2218 = v599 + v2217;
-  const uint v2219 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2219 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2220 = v598 + v2219;
-  const bool v2221 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2221 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2222 = v2220 < v1;
   const bool v2223 = v2221 && v2222;
   if (v2223) {
@@ -2248,11 +2248,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2237 = v2236 + v2220;
     out[v2237] = v2235;
   }
-  const uint v2238 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2238 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2239 = v599 + v2238;
-  const uint v2240 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2240 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2241 = v598 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2270,11 +2270,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2258 = v2257 + v2241;
     out[v2258] = v2256;
   }
-  const uint v2259 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2259 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2260 = v599 + v2259;
-  const uint v2261 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2261 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2262 = v598 + v2261;
-  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2264 = v2262 < v1;
   const bool v2265 = v2263 && v2264;
   if (v2265) {
@@ -2292,11 +2292,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2279 = v2278 + v2262;
     out[v2279] = v2277;
   }
-  const uint v2280 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2280 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2281 = v599 + v2280;
-  const uint v2282 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2282 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2283 = v598 + v2282;
-  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
@@ -2314,11 +2314,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2300 = v2299 + v2283;
     out[v2300] = v2298;
   }
-  const uint v2301 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2301 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2302 = v599 + v2301;
-  const uint v2303 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2303 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2304 = v598 + v2303;
-  const bool v2305 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2305 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2306 = v2304 < v1;
   const bool v2307 = v2305 && v2306;
   if (v2307) {
@@ -2336,11 +2336,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2321 = v2320 + v2304;
     out[v2321] = v2319;
   }
-  const uint v2322 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2322 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2323 = v599 + v2322;
-  const uint v2324 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2324 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2325 = v598 + v2324;
-  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2327 = v2325 < v1;
   const bool v2328 = v2326 && v2327;
   if (v2328) {
@@ -2358,11 +2358,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2342 = v2341 + v2325;
     out[v2342] = v2340;
   }
-  const uint v2343 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2343 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2344 = v599 + v2343;
-  const uint v2345 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2345 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2346 = v598 + v2345;
-  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2348 = v2346 < v1;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -2380,11 +2380,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2363 = v2362 + v2346;
     out[v2363] = v2361;
   }
-  const uint v2364 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2364 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2365 = v599 + v2364;
-  const uint v2366 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2366 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2367 = v598 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2402,11 +2402,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2384 = v2383 + v2367;
     out[v2384] = v2382;
   }
-  const uint v2385 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2385 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2386 = v599 + v2385;
-  const uint v2387 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2387 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2388 = v598 + v2387;
-  const bool v2389 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2389 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2390 = v2388 < v1;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
@@ -2424,11 +2424,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2405 = v2404 + v2388;
     out[v2405] = v2403;
   }
-  const uint v2406 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2406 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2407 = v599 + v2406;
-  const uint v2408 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2408 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2409 = v598 + v2408;
-  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2411 = v2409 < v1;
   const bool v2412 = v2410 && v2411;
   if (v2412) {
@@ -2446,11 +2446,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2426 = v2425 + v2409;
     out[v2426] = v2424;
   }
-  const uint v2427 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2427 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2428 = v599 + v2427;
-  const uint v2429 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2429 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2430 = v598 + v2429;
-  const bool v2431 = v2428 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2431 = v2428 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2432 = v2430 < v1;
   const bool v2433 = v2431 && v2432;
   if (v2433) {
@@ -2468,11 +2468,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2447 = v2446 + v2430;
     out[v2447] = v2445;
   }
-  const uint v2448 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2448 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2449 = v599 + v2448;
-  const uint v2450 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2450 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2451 = v598 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2453 = v2451 < v1;
   const bool v2454 = v2452 && v2453;
   if (v2454) {
@@ -2490,11 +2490,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2468 = v2467 + v2451;
     out[v2468] = v2466;
   }
-  const uint v2469 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2469 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2470 = v599 + v2469;
-  const uint v2471 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2471 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2472 = v598 + v2471;
-  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2474 = v2472 < v1;
   const bool v2475 = v2473 && v2474;
   if (v2475) {
@@ -2512,11 +2512,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2489 = v2488 + v2472;
     out[v2489] = v2487;
   }
-  const uint v2490 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2490 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2491 = v599 + v2490;
-  const uint v2492 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2492 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2493 = v598 + v2492;
-  const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2495 = v2493 < v1;
   const bool v2496 = v2494 && v2495;
   if (v2496) {
@@ -2534,11 +2534,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2510 = v2509 + v2493;
     out[v2510] = v2508;
   }
-  const uint v2511 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2511 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2512 = v599 + v2511;
-  const uint v2513 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2513 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2514 = v598 + v2513;
-  const bool v2515 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2515 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2516 = v2514 < v1;
   const bool v2517 = v2515 && v2516;
   if (v2517) {
@@ -2556,11 +2556,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2531 = v2530 + v2514;
     out[v2531] = v2529;
   }
-  const uint v2532 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2532 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2533 = v599 + v2532;
-  const uint v2534 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2534 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2535 = v598 + v2534;
-  const bool v2536 = v2533 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2536 = v2533 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2537 = v2535 < v1;
   const bool v2538 = v2536 && v2537;
   if (v2538) {
@@ -2578,11 +2578,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2552 = v2551 + v2535;
     out[v2552] = v2550;
   }
-  const uint v2553 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2553 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2554 = v599 + v2553;
-  const uint v2555 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2555 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2556 = v598 + v2555;
-  const bool v2557 = v2554 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2557 = v2554 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2558 = v2556 < v1;
   const bool v2559 = v2557 && v2558;
   if (v2559) {
@@ -2600,11 +2600,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2573 = v2572 + v2556;
     out[v2573] = v2571;
   }
-  const uint v2574 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2574 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2575 = v599 + v2574;
-  const uint v2576 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2576 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2577 = v598 + v2576;
-  const bool v2578 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2578 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2579 = v2577 < v1;
   const bool v2580 = v2578 && v2579;
   if (v2580) {
@@ -2622,11 +2622,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2594 = v2593 + v2577;
     out[v2594] = v2592;
   }
-  const uint v2595 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2595 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2596 = v599 + v2595;
-  const uint v2597 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2597 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2598 = v598 + v2597;
-  const bool v2599 = v2596 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2599 = v2596 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2600 = v2598 < v1;
   const bool v2601 = v2599 && v2600;
   if (v2601) {
@@ -2644,11 +2644,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2615 = v2614 + v2598;
     out[v2615] = v2613;
   }
-  const uint v2616 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2616 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2617 = v599 + v2616;
-  const uint v2618 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2618 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2619 = v598 + v2618;
-  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -2666,11 +2666,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2636 = v2635 + v2619;
     out[v2636] = v2634;
   }
-  const uint v2637 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2637 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2638 = v599 + v2637;
-  const uint v2639 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2639 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2640 = v598 + v2639;
-  const bool v2641 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2641 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2642 = v2640 < v1;
   const bool v2643 = v2641 && v2642;
   if (v2643) {
@@ -2688,11 +2688,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2657 = v2656 + v2640;
     out[v2657] = v2655;
   }
-  const uint v2658 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2658 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2659 = v599 + v2658;
-  const uint v2660 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2660 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2661 = v598 + v2660;
-  const bool v2662 = v2659 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2662 = v2659 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2663 = v2661 < v1;
   const bool v2664 = v2662 && v2663;
   if (v2664) {
@@ -2710,11 +2710,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2678 = v2677 + v2661;
     out[v2678] = v2676;
   }
-  const uint v2679 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2679 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2680 = v599 + v2679;
-  const uint v2681 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2681 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2682 = v598 + v2681;
-  const bool v2683 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2683 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2684 = v2682 < v1;
   const bool v2685 = v2683 && v2684;
   if (v2685) {
@@ -2732,11 +2732,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2699 = v2698 + v2682;
     out[v2699] = v2697;
   }
-  const uint v2700 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2700 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2701 = v599 + v2700;
-  const uint v2702 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2702 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2703 = v598 + v2702;
-  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2705 = v2703 < v1;
   const bool v2706 = v2704 && v2705;
   if (v2706) {
@@ -2754,11 +2754,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2720 = v2719 + v2703;
     out[v2720] = v2718;
   }
-  const uint v2721 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2721 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2722 = v599 + v2721;
-  const uint v2723 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2723 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2724 = v598 + v2723;
-  const bool v2725 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2725 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2726 = v2724 < v1;
   const bool v2727 = v2725 && v2726;
   if (v2727) {
@@ -2776,11 +2776,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2741 = v2740 + v2724;
     out[v2741] = v2739;
   }
-  const uint v2742 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2742 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2743 = v599 + v2742;
-  const uint v2744 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2744 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2745 = v598 + v2744;
-  const bool v2746 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2746 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2747 = v2745 < v1;
   const bool v2748 = v2746 && v2747;
   if (v2748) {
@@ -2798,11 +2798,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2762 = v2761 + v2745;
     out[v2762] = v2760;
   }
-  const uint v2763 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2763 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2764 = v599 + v2763;
-  const uint v2765 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2765 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2766 = v598 + v2765;
-  const bool v2767 = v2764 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2767 = v2764 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2768 = v2766 < v1;
   const bool v2769 = v2767 && v2768;
   if (v2769) {
@@ -2820,11 +2820,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2783 = v2782 + v2766;
     out[v2783] = v2781;
   }
-  const uint v2784 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2784 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2785 = v599 + v2784;
-  const uint v2786 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2786 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2787 = v598 + v2786;
-  const bool v2788 = v2785 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2788 = v2785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2789 = v2787 < v1;
   const bool v2790 = v2788 && v2789;
   if (v2790) {
@@ -2842,11 +2842,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2804 = v2803 + v2787;
     out[v2804] = v2802;
   }
-  const uint v2805 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2805 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2806 = v599 + v2805;
-  const uint v2807 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2807 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2808 = v598 + v2807;
-  const bool v2809 = v2806 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2809 = v2806 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2810 = v2808 < v1;
   const bool v2811 = v2809 && v2810;
   if (v2811) {
@@ -2864,11 +2864,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2825 = v2824 + v2808;
     out[v2825] = v2823;
   }
-  const uint v2826 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2826 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2827 = v599 + v2826;
-  const uint v2828 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2828 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2829 = v598 + v2828;
-  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2831 = v2829 < v1;
   const bool v2832 = v2830 && v2831;
   if (v2832) {
@@ -2886,11 +2886,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2846 = v2845 + v2829;
     out[v2846] = v2844;
   }
-  const uint v2847 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2847 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2848 = v599 + v2847;
-  const uint v2849 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2849 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2850 = v598 + v2849;
-  const bool v2851 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2851 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2852 = v2850 < v1;
   const bool v2853 = v2851 && v2852;
   if (v2853) {
@@ -2908,11 +2908,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2867 = v2866 + v2850;
     out[v2867] = v2865;
   }
-  const uint v2868 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2868 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2869 = v599 + v2868;
-  const uint v2870 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2870 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2871 = v598 + v2870;
-  const bool v2872 = v2869 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2872 = v2869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2873 = v2871 < v1;
   const bool v2874 = v2872 && v2873;
   if (v2874) {
@@ -2930,11 +2930,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2888 = v2887 + v2871;
     out[v2888] = v2886;
   }
-  const uint v2889 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2889 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2890 = v599 + v2889;
-  const uint v2891 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2891 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2892 = v598 + v2891;
-  const bool v2893 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2893 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2894 = v2892 < v1;
   const bool v2895 = v2893 && v2894;
   if (v2895) {
@@ -2952,11 +2952,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2909 = v2908 + v2892;
     out[v2909] = v2907;
   }
-  const uint v2910 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2910 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2911 = v599 + v2910;
-  const uint v2912 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2912 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2913 = v598 + v2912;
-  const bool v2914 = v2911 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2914 = v2911 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2915 = v2913 < v1;
   const bool v2916 = v2914 && v2915;
   if (v2916) {
@@ -2974,11 +2974,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2930 = v2929 + v2913;
     out[v2930] = v2928;
   }
-  const uint v2931 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2931 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2932 = v599 + v2931;
-  const uint v2933 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2933 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2934 = v598 + v2933;
-  const bool v2935 = v2932 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2935 = v2932 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2936 = v2934 < v1;
   const bool v2937 = v2935 && v2936;
   if (v2937) {
@@ -2996,11 +2996,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2951 = v2950 + v2934;
     out[v2951] = v2949;
   }
-  const uint v2952 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2952 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2953 = v599 + v2952;
-  const uint v2954 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2954 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2955 = v598 + v2954;
-  const bool v2956 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2956 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2957 = v2955 < v1;
   const bool v2958 = v2956 && v2957;
   if (v2958) {
@@ -3018,11 +3018,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2972 = v2971 + v2955;
     out[v2972] = v2970;
   }
-  const uint v2973 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2973 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2974 = v599 + v2973;
-  const uint v2975 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2975 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2976 = v598 + v2975;
-  const bool v2977 = v2974 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2977 = v2974 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2978 = v2976 < v1;
   const bool v2979 = v2977 && v2978;
   if (v2979) {
@@ -3040,11 +3040,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2993 = v2992 + v2976;
     out[v2993] = v2991;
   }
-  const uint v2994 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2994 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2995 = v599 + v2994;
-  const uint v2996 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2996 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2997 = v598 + v2996;
-  const bool v2998 = v2995 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2998 = v2995 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2999 = v2997 < v1;
   const bool v3000 = v2998 && v2999;
   if (v3000) {
@@ -3062,11 +3062,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3014 = v3013 + v2997;
     out[v3014] = v3012;
   }
-  const uint v3015 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3015 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3016 = v599 + v3015;
-  const uint v3017 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3017 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3018 = v598 + v3017;
-  const bool v3019 = v3016 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3019 = v3016 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3020 = v3018 < v1;
   const bool v3021 = v3019 && v3020;
   if (v3021) {
@@ -3084,11 +3084,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3035 = v3034 + v3018;
     out[v3035] = v3033;
   }
-  const uint v3036 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3036 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3037 = v599 + v3036;
-  const uint v3038 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3038 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3039 = v598 + v3038;
-  const bool v3040 = v3037 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3040 = v3037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3041 = v3039 < v1;
   const bool v3042 = v3040 && v3041;
   if (v3042) {
@@ -3106,11 +3106,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3056 = v3055 + v3039;
     out[v3056] = v3054;
   }
-  const uint v3057 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3057 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3058 = v599 + v3057;
-  const uint v3059 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3059 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3060 = v598 + v3059;
-  const bool v3061 = v3058 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3061 = v3058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3062 = v3060 < v1;
   const bool v3063 = v3061 && v3062;
   if (v3063) {
@@ -3128,11 +3128,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3077 = v3076 + v3060;
     out[v3077] = v3075;
   }
-  const uint v3078 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3078 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3079 = v599 + v3078;
-  const uint v3080 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3080 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3081 = v598 + v3080;
-  const bool v3082 = v3079 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3082 = v3079 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3083 = v3081 < v1;
   const bool v3084 = v3082 && v3083;
   if (v3084) {
@@ -3150,11 +3150,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3098 = v3097 + v3081;
     out[v3098] = v3096;
   }
-  const uint v3099 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3099 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3100 = v599 + v3099;
-  const uint v3101 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3101 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3102 = v598 + v3101;
-  const bool v3103 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3103 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3104 = v3102 < v1;
   const bool v3105 = v3103 && v3104;
   if (v3105) {
@@ -3172,11 +3172,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3119 = v3118 + v3102;
     out[v3119] = v3117;
   }
-  const uint v3120 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3120 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3121 = v599 + v3120;
-  const uint v3122 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3122 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3123 = v598 + v3122;
-  const bool v3124 = v3121 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3124 = v3121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3125 = v3123 < v1;
   const bool v3126 = v3124 && v3125;
   if (v3126) {
@@ -3194,11 +3194,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3140 = v3139 + v3123;
     out[v3140] = v3138;
   }
-  const uint v3141 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3141 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3142 = v599 + v3141;
-  const uint v3143 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3143 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3144 = v598 + v3143;
-  const bool v3145 = v3142 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3145 = v3142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3146 = v3144 < v1;
   const bool v3147 = v3145 && v3146;
   if (v3147) {
@@ -3216,11 +3216,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3161 = v3160 + v3144;
     out[v3161] = v3159;
   }
-  const uint v3162 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3162 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3163 = v599 + v3162;
-  const uint v3164 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3164 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3165 = v598 + v3164;
-  const bool v3166 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3166 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3167 = v3165 < v1;
   const bool v3168 = v3166 && v3167;
   if (v3168) {
@@ -3238,11 +3238,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3182 = v3181 + v3165;
     out[v3182] = v3180;
   }
-  const uint v3183 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3183 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3184 = v599 + v3183;
-  const uint v3185 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3185 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3186 = v598 + v3185;
-  const bool v3187 = v3184 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3187 = v3184 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3188 = v3186 < v1;
   const bool v3189 = v3187 && v3188;
   if (v3189) {
@@ -3260,11 +3260,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3203 = v3202 + v3186;
     out[v3203] = v3201;
   }
-  const uint v3204 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3204 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3205 = v599 + v3204;
-  const uint v3206 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3206 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3207 = v598 + v3206;
-  const bool v3208 = v3205 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3208 = v3205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3209 = v3207 < v1;
   const bool v3210 = v3208 && v3209;
   if (v3210) {
@@ -3282,11 +3282,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3224 = v3223 + v3207;
     out[v3224] = v3222;
   }
-  const uint v3225 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3225 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3226 = v599 + v3225;
-  const uint v3227 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3227 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3228 = v598 + v3227;
-  const bool v3229 = v3226 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3229 = v3226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3230 = v3228 < v1;
   const bool v3231 = v3229 && v3230;
   if (v3231) {
@@ -3304,11 +3304,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3245 = v3244 + v3228;
     out[v3245] = v3243;
   }
-  const uint v3246 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3246 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3247 = v599 + v3246;
-  const uint v3248 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3248 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3249 = v598 + v3248;
-  const bool v3250 = v3247 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3250 = v3247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3251 = v3249 < v1;
   const bool v3252 = v3250 && v3251;
   if (v3252) {
@@ -3326,11 +3326,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3266 = v3265 + v3249;
     out[v3266] = v3264;
   }
-  const uint v3267 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3267 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3268 = v599 + v3267;
-  const uint v3269 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3269 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3270 = v598 + v3269;
-  const bool v3271 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3271 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3272 = v3270 < v1;
   const bool v3273 = v3271 && v3272;
   if (v3273) {

@@ -86,384 +86,384 @@ kernel void iron_gemm_bias_nk_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v2416 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2419 = v2416 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2422 = v2416 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2416 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2419 = v2416 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2422 = v2416 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2423 = v2422 << 3u;
-    const uint v2424 = v24 + v2419;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2424 = v24 + v2419;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2425 = v2424 < v0;
-    const uint v2430 = v2424 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2436 = v2419 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2441 = v2416 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2443 = v2441 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2446 = v2441 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2430 = v2424 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2436 = v2419 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2441 = v2416 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2443 = v2441 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2446 = v2441 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2447 = v2446 << 3u;
-    const uint v2448 = v24 + v2443;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2448 = v24 + v2443;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2449 = v2448 < v0;
-    const uint v2454 = v2448 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2460 = v2443 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2465 = v2416 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2467 = v2465 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2470 = v2465 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2454 = v2448 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2460 = v2443 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2465 = v2416 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2467 = v2465 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2470 = v2465 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2471 = v2470 << 3u;
-    const uint v2472 = v24 + v2467;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2472 = v24 + v2467;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2473 = v2472 < v0;
-    const uint v2478 = v2472 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2484 = v2467 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2489 = v2416 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2491 = v2489 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2494 = v2489 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2478 = v2472 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2484 = v2467 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2489 = v2416 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2491 = v2489 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2494 = v2489 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2495 = v2494 << 3u;
-    const uint v2496 = v24 + v2491;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2496 = v24 + v2491;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2497 = v2496 < v0;
-    const uint v2502 = v2496 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2508 = v2491 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2513 = v2416 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2515 = v2513 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2518 = v2513 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2502 = v2496 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2508 = v2491 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2513 = v2416 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2515 = v2513 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2518 = v2513 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2519 = v2518 << 3u;
-    const uint v2520 = v24 + v2515;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2520 = v24 + v2515;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2521 = v2520 < v0;
-    const uint v2526 = v2520 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2532 = v2515 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2537 = v2416 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2539 = v2537 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2542 = v2537 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2526 = v2520 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2532 = v2515 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2537 = v2416 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2539 = v2537 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2542 = v2537 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2543 = v2542 << 3u;
-    const uint v2544 = v24 + v2539;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2544 = v24 + v2539;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2545 = v2544 < v0;
-    const uint v2550 = v2544 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2556 = v2539 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2561 = v2416 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2563 = v2561 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2566 = v2561 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2550 = v2544 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2556 = v2539 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2561 = v2416 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2563 = v2561 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2566 = v2561 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2567 = v2566 << 3u;
-    const uint v2568 = v24 + v2563;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2568 = v24 + v2563;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2569 = v2568 < v0;
-    const uint v2574 = v2568 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2580 = v2563 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2585 = v2416 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2587 = v2585 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2590 = v2585 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2574 = v2568 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2580 = v2563 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2585 = v2416 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2587 = v2585 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2590 = v2585 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2591 = v2590 << 3u;
-    const uint v2592 = v24 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2592 = v24 + v2587;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2593 = v2592 < v0;
-    const uint v2598 = v2592 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2604 = v2587 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2618 = v28 + v2419;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2598 = v2592 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2604 = v2587 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2618 = v28 + v2419;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2619 = v2618 < v1;
-    const uint v2624 = v2618 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2642 = v28 + v2443;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2624 = v2618 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2642 = v28 + v2443;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2643 = v2642 < v1;
-    const uint v2648 = v2642 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2666 = v28 + v2467;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2648 = v2642 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2666 = v28 + v2467;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2667 = v2666 < v1;
-    const uint v2672 = v2666 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2690 = v28 + v2491;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2672 = v2666 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2690 = v28 + v2491;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2691 = v2690 < v1;
-    const uint v2696 = v2690 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2714 = v28 + v2515;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2696 = v2690 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2714 = v28 + v2515;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2715 = v2714 < v1;
-    const uint v2720 = v2714 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2738 = v28 + v2539;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2720 = v2714 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2738 = v28 + v2539;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2739 = v2738 < v1;
-    const uint v2744 = v2738 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2762 = v28 + v2563;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2744 = v2738 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2762 = v28 + v2563;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2763 = v2762 < v1;
-    const uint v2768 = v2762 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2786 = v28 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2768 = v2762 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2786 = v28 + v2587;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2787 = v2786 < v1;
-    const uint v2792 = v2786 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2808 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v2814 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v2792 = v2786 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2808 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2814 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2408 = 0u; v2408 < v2; v2408 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v2408 = 0u; v2408 < v2; v2408 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v2410 = v2408 >> 6u;
       const uint v2412 = v2410 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2414 = v2412 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2426 = v2408 + v2423;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2414 = v2412 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2426 = v2408 + v2423;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2427 = v2426 < v2;
       const bool v2428 = v2425 && v2427;
-      const uint v2432 = v2430 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2432 = v2430 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2433 = v2432 + v2423;
       const uint v2434 = v2428 ? v2433 : 0u;
-      const uint v2437 = v2414 + v2436;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2437 = v2414 + v2436;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2438 = v2437 + v2423;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2438 + e] = v2428 ? a[v2434 + e] : bfloat(0);
       }
-      const uint v2450 = v2408 + v2447;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2450 = v2408 + v2447;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2451 = v2450 < v2;
       const bool v2452 = v2449 && v2451;
-      const uint v2456 = v2454 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2456 = v2454 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2457 = v2456 + v2447;
       const uint v2458 = v2452 ? v2457 : 0u;
-      const uint v2461 = v2414 + v2460;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2461 = v2414 + v2460;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2462 = v2461 + v2447;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2462 + e] = v2452 ? a[v2458 + e] : bfloat(0);
       }
-      const uint v2474 = v2408 + v2471;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2474 = v2408 + v2471;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2475 = v2474 < v2;
       const bool v2476 = v2473 && v2475;
-      const uint v2480 = v2478 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2480 = v2478 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2481 = v2480 + v2471;
       const uint v2482 = v2476 ? v2481 : 0u;
-      const uint v2485 = v2414 + v2484;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2485 = v2414 + v2484;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2486 = v2485 + v2471;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2486 + e] = v2476 ? a[v2482 + e] : bfloat(0);
       }
-      const uint v2498 = v2408 + v2495;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2498 = v2408 + v2495;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2499 = v2498 < v2;
       const bool v2500 = v2497 && v2499;
-      const uint v2504 = v2502 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2504 = v2502 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2505 = v2504 + v2495;
       const uint v2506 = v2500 ? v2505 : 0u;
-      const uint v2509 = v2414 + v2508;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2509 = v2414 + v2508;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2510 = v2509 + v2495;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2510 + e] = v2500 ? a[v2506 + e] : bfloat(0);
       }
-      const uint v2522 = v2408 + v2519;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2522 = v2408 + v2519;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2523 = v2522 < v2;
       const bool v2524 = v2521 && v2523;
-      const uint v2528 = v2526 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2528 = v2526 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2529 = v2528 + v2519;
       const uint v2530 = v2524 ? v2529 : 0u;
-      const uint v2533 = v2414 + v2532;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2533 = v2414 + v2532;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2534 = v2533 + v2519;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2534 + e] = v2524 ? a[v2530 + e] : bfloat(0);
       }
-      const uint v2546 = v2408 + v2543;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2546 = v2408 + v2543;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2547 = v2546 < v2;
       const bool v2548 = v2545 && v2547;
-      const uint v2552 = v2550 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2552 = v2550 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2553 = v2552 + v2543;
       const uint v2554 = v2548 ? v2553 : 0u;
-      const uint v2557 = v2414 + v2556;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2557 = v2414 + v2556;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2558 = v2557 + v2543;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2558 + e] = v2548 ? a[v2554 + e] : bfloat(0);
       }
-      const uint v2570 = v2408 + v2567;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2570 = v2408 + v2567;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2571 = v2570 < v2;
       const bool v2572 = v2569 && v2571;
-      const uint v2576 = v2574 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2576 = v2574 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2577 = v2576 + v2567;
       const uint v2578 = v2572 ? v2577 : 0u;
-      const uint v2581 = v2414 + v2580;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2581 = v2414 + v2580;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2582 = v2581 + v2567;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2582 + e] = v2572 ? a[v2578 + e] : bfloat(0);
       }
-      const uint v2594 = v2408 + v2591;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2594 = v2408 + v2591;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2595 = v2594 < v2;
       const bool v2596 = v2593 && v2595;
-      const uint v2600 = v2598 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2600 = v2598 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2601 = v2600 + v2591;
       const uint v2602 = v2596 ? v2601 : 0u;
-      const uint v2605 = v2414 + v2604;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2605 = v2414 + v2604;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2606 = v2605 + v2591;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2606 + e] = v2596 ? a[v2602 + e] : bfloat(0);
       }
-      const bool v2622 = v2619 && v2427;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2626 = v2624 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2622 = v2619 && v2427;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2626 = v2624 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2627 = v2626 + v2423;
       const uint v2628 = v2622 ? v2627 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2438 + e] = v2622 ? b[v2628 + e] : bfloat(0);
       }
-      const bool v2646 = v2643 && v2451;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2650 = v2648 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2646 = v2643 && v2451;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2650 = v2648 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2651 = v2650 + v2447;
       const uint v2652 = v2646 ? v2651 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2462 + e] = v2646 ? b[v2652 + e] : bfloat(0);
       }
-      const bool v2670 = v2667 && v2475;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2674 = v2672 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2670 = v2667 && v2475;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2674 = v2672 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2675 = v2674 + v2471;
       const uint v2676 = v2670 ? v2675 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2486 + e] = v2670 ? b[v2676 + e] : bfloat(0);
       }
-      const bool v2694 = v2691 && v2499;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2698 = v2696 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2694 = v2691 && v2499;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2698 = v2696 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2699 = v2698 + v2495;
       const uint v2700 = v2694 ? v2699 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2510 + e] = v2694 ? b[v2700 + e] : bfloat(0);
       }
-      const bool v2718 = v2715 && v2523;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2722 = v2720 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2718 = v2715 && v2523;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2722 = v2720 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2723 = v2722 + v2519;
       const uint v2724 = v2718 ? v2723 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2534 + e] = v2718 ? b[v2724 + e] : bfloat(0);
       }
-      const bool v2742 = v2739 && v2547;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2746 = v2744 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2742 = v2739 && v2547;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2746 = v2744 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2747 = v2746 + v2543;
       const uint v2748 = v2742 ? v2747 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2558 + e] = v2742 ? b[v2748 + e] : bfloat(0);
       }
-      const bool v2766 = v2763 && v2571;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2770 = v2768 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2766 = v2763 && v2571;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2770 = v2768 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2771 = v2770 + v2567;
       const uint v2772 = v2766 ? v2771 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2582 + e] = v2766 ? b[v2772 + e] : bfloat(0);
       }
-      const bool v2790 = v2787 && v2595;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2794 = v2792 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2790 = v2787 && v2595;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2794 = v2792 + v2408;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2795 = v2794 + v2591;
       const uint v2796 = v2790 ? v2795 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2606 + e] = v2790 ? b[v2796 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2809 = v2414 + v2808;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v2809 = v2414 + v2808;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2809), long(64u));
-      const uint v2815 = v2414 + v2814;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2815 = v2414 + v2814;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v2815), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2822 = v2809 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2822 = v2809 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2822), long(64u));
-      const uint v2828 = v2815 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2828 = v2815 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v2828), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2834 = v2809 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2834 = v2809 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2834), long(64u));
-      const uint v2840 = v2815 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2840 = v2815 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v2840), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2846 = v2809 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2846 = v2809 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2846), long(64u));
-      const uint v2852 = v2815 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2852 = v2815 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v2852), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v513 = iron_tid.x;
-    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v521 = v520 < v0;
         const uint v522 = v511 + v519;
         const bool v523 = v522 < v2;
         const bool v524 = v521 && v523;
         if (v524) {
-          const uint v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v528 = v526 + v511;
           const uint v529 = v528 + v519;
           const bfloat v530 = a[v529];
-          const uint v532 = v517 << 6u;
+          const uint v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v533 = v532 + v519;
           shm0[v533] = v530;
         } else {
-          const uint v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v536 = v535 + v519;
           shm0[v536] = bfloat(0.0f);
         }
       }
 
-      for (uint v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v547 = v546 < v1;
         const uint v548 = v511 + v545;
         const bool v549 = v548 < v2;
         const bool v550 = v547 && v549;
         if (v550) {
-          const uint v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v554 = v552 + v511;
           const uint v555 = v554 + v545;
           const bfloat v556 = b[v555];
-          const uint v558 = v543 << 6u;
+          const uint v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v559 = v558 + v545;
           shm1[v559] = v556;
         } else {
-          const uint v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v562 = v561 + v545;
           shm1[v562] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v615 = v24 + v33;
-  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v617 = v615 + v616;
-  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -476,11 +476,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v629 = v628 + v619;
     out[v629] = v627;
   }
-  const uint v630 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v630 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v631 = v615 + v630;
-  const uint v632 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v632 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v633 = v614 + v632;
-  const bool v634 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v634 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v635 = v633 < v1;
   const bool v636 = v634 && v635;
   if (v636) {
@@ -493,11 +493,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v643 = v642 + v633;
     out[v643] = v641;
   }
-  const uint v644 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v644 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v645 = v615 + v644;
-  const uint v646 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v646 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v647 = v614 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v648 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v649 = v647 < v1;
   const bool v650 = v648 && v649;
   if (v650) {
@@ -510,11 +510,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v657 = v656 + v647;
     out[v657] = v655;
   }
-  const uint v658 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v658 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v659 = v615 + v658;
-  const uint v660 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v660 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v661 = v614 + v660;
-  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v663 = v661 < v1;
   const bool v664 = v662 && v663;
   if (v664) {
@@ -527,11 +527,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v671 = v670 + v661;
     out[v671] = v669;
   }
-  const uint v672 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v672 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v673 = v615 + v672;
-  const uint v674 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v674 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v675 = v614 + v674;
-  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -544,11 +544,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v685 = v684 + v675;
     out[v685] = v683;
   }
-  const uint v686 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v686 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v687 = v615 + v686;
-  const uint v688 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v688 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v689 = v614 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v691 = v689 < v1;
   const bool v692 = v690 && v691;
   if (v692) {
@@ -561,11 +561,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v699 = v698 + v689;
     out[v699] = v697;
   }
-  const uint v700 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v700 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v701 = v615 + v700;
-  const uint v702 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v702 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v703 = v614 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -578,11 +578,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v713 = v712 + v703;
     out[v713] = v711;
   }
-  const uint v714 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v714 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v715 = v615 + v714;
-  const uint v716 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v716 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v717 = v614 + v716;
-  const bool v718 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v718 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v719 = v717 < v1;
   const bool v720 = v718 && v719;
   if (v720) {
@@ -595,11 +595,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v727 = v726 + v717;
     out[v727] = v725;
   }
-  const uint v728 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v728 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v729 = v615 + v728;
-  const uint v730 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v730 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v731 = v614 + v730;
-  const bool v732 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v732 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v733 = v731 < v1;
   const bool v734 = v732 && v733;
   if (v734) {
@@ -612,11 +612,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v741 = v740 + v731;
     out[v741] = v739;
   }
-  const uint v742 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v742 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v743 = v615 + v742;
-  const uint v744 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v744 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v745 = v614 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v747 = v745 < v1;
   const bool v748 = v746 && v747;
   if (v748) {
@@ -629,11 +629,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v755 = v754 + v745;
     out[v755] = v753;
   }
-  const uint v756 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v756 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v757 = v615 + v756;
-  const uint v758 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v758 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v759 = v614 + v758;
-  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v761 = v759 < v1;
   const bool v762 = v760 && v761;
   if (v762) {
@@ -646,11 +646,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v769 = v768 + v759;
     out[v769] = v767;
   }
-  const uint v770 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v770 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v771 = v615 + v770;
-  const uint v772 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v772 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v773 = v614 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v774 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v775 = v773 < v1;
   const bool v776 = v774 && v775;
   if (v776) {
@@ -663,11 +663,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v783 = v782 + v773;
     out[v783] = v781;
   }
-  const uint v784 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v784 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v785 = v615 + v784;
-  const uint v786 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v786 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v787 = v614 + v786;
-  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -680,11 +680,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v797 = v796 + v787;
     out[v797] = v795;
   }
-  const uint v798 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v798 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v799 = v615 + v798;
-  const uint v800 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v800 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v801 = v614 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v803 = v801 < v1;
   const bool v804 = v802 && v803;
   if (v804) {
@@ -697,11 +697,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v811 = v810 + v801;
     out[v811] = v809;
   }
-  const uint v812 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v812 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v813 = v615 + v812;
-  const uint v814 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v814 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v815 = v614 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -714,11 +714,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v825 = v824 + v815;
     out[v825] = v823;
   }
-  const uint v826 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v826 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v827 = v615 + v826;
-  const uint v828 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v828 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v829 = v614 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v831 = v829 < v1;
   const bool v832 = v830 && v831;
   if (v832) {
@@ -731,11 +731,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v839 = v838 + v829;
     out[v839] = v837;
   }
-  const uint v840 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v840 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v841 = v615 + v840;
-  const uint v842 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v842 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v843 = v614 + v842;
-  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
@@ -748,11 +748,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v853 = v852 + v843;
     out[v853] = v851;
   }
-  const uint v854 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v854 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v855 = v615 + v854;
-  const uint v856 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v856 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v857 = v614 + v856;
-  const bool v858 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v858 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v859 = v857 < v1;
   const bool v860 = v858 && v859;
   if (v860) {
@@ -765,11 +765,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v867 = v866 + v857;
     out[v867] = v865;
   }
-  const uint v868 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v868 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v869 = v615 + v868;
-  const uint v870 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v870 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v871 = v614 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v873 = v871 < v1;
   const bool v874 = v872 && v873;
   if (v874) {
@@ -782,11 +782,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v881 = v880 + v871;
     out[v881] = v879;
   }
-  const uint v882 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v882 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v883 = v615 + v882;
-  const uint v884 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v884 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v885 = v614 + v884;
-  const bool v886 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v886 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v887 = v885 < v1;
   const bool v888 = v886 && v887;
   if (v888) {
@@ -799,11 +799,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v895 = v894 + v885;
     out[v895] = v893;
   }
-  const uint v896 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v896 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v897 = v615 + v896;
-  const uint v898 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v898 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v899 = v614 + v898;
-  const bool v900 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v900 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v901 = v899 < v1;
   const bool v902 = v900 && v901;
   if (v902) {
@@ -816,11 +816,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v909 = v908 + v899;
     out[v909] = v907;
   }
-  const uint v910 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v910 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v911 = v615 + v910;
-  const uint v912 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v912 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v913 = v614 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v915 = v913 < v1;
   const bool v916 = v914 && v915;
   if (v916) {
@@ -833,11 +833,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v923 = v922 + v913;
     out[v923] = v921;
   }
-  const uint v924 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v924 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v925 = v615 + v924;
-  const uint v926 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v926 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v927 = v614 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -850,11 +850,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v937 = v936 + v927;
     out[v937] = v935;
   }
-  const uint v938 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v938 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v939 = v615 + v938;
-  const uint v940 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v940 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v941 = v614 + v940;
-  const bool v942 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v942 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v943 = v941 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
@@ -867,11 +867,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v951 = v950 + v941;
     out[v951] = v949;
   }
-  const uint v952 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v952 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v953 = v615 + v952;
-  const uint v954 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v954 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v955 = v614 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -884,11 +884,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v965 = v964 + v955;
     out[v965] = v963;
   }
-  const uint v966 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v966 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v967 = v615 + v966;
-  const uint v968 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v968 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v969 = v614 + v968;
-  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v971 = v969 < v1;
   const bool v972 = v970 && v971;
   if (v972) {
@@ -901,11 +901,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v979 = v978 + v969;
     out[v979] = v977;
   }
-  const uint v980 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v980 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v981 = v615 + v980;
-  const uint v982 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v982 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v983 = v614 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v985 = v983 < v1;
   const bool v986 = v984 && v985;
   if (v986) {
@@ -918,11 +918,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v993 = v992 + v983;
     out[v993] = v991;
   }
-  const uint v994 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v994 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v995 = v615 + v994;
-  const uint v996 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v996 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v997 = v614 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v999 = v997 < v1;
   const bool v1000 = v998 && v999;
   if (v1000) {
@@ -935,11 +935,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1007 = v1006 + v997;
     out[v1007] = v1005;
   }
-  const uint v1008 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1008 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1009 = v615 + v1008;
-  const uint v1010 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1010 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1011 = v614 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -952,11 +952,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1021 = v1020 + v1011;
     out[v1021] = v1019;
   }
-  const uint v1022 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1022 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1023 = v615 + v1022;
-  const uint v1024 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1024 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1025 = v614 + v1024;
-  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1027 = v1025 < v1;
   const bool v1028 = v1026 && v1027;
   if (v1028) {
@@ -969,11 +969,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1035 = v1034 + v1025;
     out[v1035] = v1033;
   }
-  const uint v1036 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1036 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1037 = v615 + v1036;
-  const uint v1038 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1038 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1039 = v614 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -986,11 +986,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1049 = v1048 + v1039;
     out[v1049] = v1047;
   }
-  const uint v1050 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1050 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1051 = v615 + v1050;
-  const uint v1052 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1052 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1053 = v614 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
@@ -1003,11 +1003,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1063 = v1062 + v1053;
     out[v1063] = v1061;
   }
-  const uint v1064 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1064 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1065 = v615 + v1064;
-  const uint v1066 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1066 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1067 = v614 + v1066;
-  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1069 = v1067 < v1;
   const bool v1070 = v1068 && v1069;
   if (v1070) {
@@ -1020,11 +1020,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1077 = v1076 + v1067;
     out[v1077] = v1075;
   }
-  const uint v1078 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1078 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1079 = v615 + v1078;
-  const uint v1080 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1080 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1081 = v614 + v1080;
-  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1083 = v1081 < v1;
   const bool v1084 = v1082 && v1083;
   if (v1084) {
@@ -1037,11 +1037,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1091 = v1090 + v1081;
     out[v1091] = v1089;
   }
-  const uint v1092 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1092 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1093 = v615 + v1092;
-  const uint v1094 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1094 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1095 = v614 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1097 = v1095 < v1;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -1054,11 +1054,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1105 = v1104 + v1095;
     out[v1105] = v1103;
   }
-  const uint v1106 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1106 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1107 = v615 + v1106;
-  const uint v1108 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1108 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1109 = v614 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1111 = v1109 < v1;
   const bool v1112 = v1110 && v1111;
   if (v1112) {
@@ -1071,11 +1071,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1119 = v1118 + v1109;
     out[v1119] = v1117;
   }
-  const uint v1120 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1120 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1121 = v615 + v1120;
-  const uint v1122 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1122 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1123 = v614 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1088,11 +1088,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1133 = v1132 + v1123;
     out[v1133] = v1131;
   }
-  const uint v1134 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1134 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1135 = v615 + v1134;
-  const uint v1136 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1136 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1137 = v614 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1139 = v1137 < v1;
   const bool v1140 = v1138 && v1139;
   if (v1140) {
@@ -1105,11 +1105,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1147 = v1146 + v1137;
     out[v1147] = v1145;
   }
-  const uint v1148 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1148 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1149 = v615 + v1148;
-  const uint v1150 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1150 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1151 = v614 + v1150;
-  const bool v1152 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1152 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1153 = v1151 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -1122,11 +1122,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1161 = v1160 + v1151;
     out[v1161] = v1159;
   }
-  const uint v1162 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1162 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1163 = v615 + v1162;
-  const uint v1164 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1164 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1165 = v614 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1167 = v1165 < v1;
   const bool v1168 = v1166 && v1167;
   if (v1168) {
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1175 = v1174 + v1165;
     out[v1175] = v1173;
   }
-  const uint v1176 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1176 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1177 = v615 + v1176;
-  const uint v1178 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1178 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1179 = v614 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1156,11 +1156,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1189 = v1188 + v1179;
     out[v1189] = v1187;
   }
-  const uint v1190 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1190 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1191 = v615 + v1190;
-  const uint v1192 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1192 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1193 = v614 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1195 = v1193 < v1;
   const bool v1196 = v1194 && v1195;
   if (v1196) {
@@ -1173,11 +1173,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1203 = v1202 + v1193;
     out[v1203] = v1201;
   }
-  const uint v1204 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1204 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1205 = v615 + v1204;
-  const uint v1206 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1206 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1207 = v614 + v1206;
-  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1209 = v1207 < v1;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1217 = v1216 + v1207;
     out[v1217] = v1215;
   }
-  const uint v1218 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1218 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1219 = v615 + v1218;
-  const uint v1220 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1220 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1221 = v614 + v1220;
-  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1223 = v1221 < v1;
   const bool v1224 = v1222 && v1223;
   if (v1224) {
@@ -1207,11 +1207,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1231 = v1230 + v1221;
     out[v1231] = v1229;
   }
-  const uint v1232 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1232 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1233 = v615 + v1232;
-  const uint v1234 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1234 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1235 = v614 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1237 = v1235 < v1;
   const bool v1238 = v1236 && v1237;
   if (v1238) {
@@ -1224,11 +1224,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1245 = v1244 + v1235;
     out[v1245] = v1243;
   }
-  const uint v1246 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1246 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1247 = v615 + v1246;
-  const uint v1248 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1248 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1249 = v614 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1251 = v1249 < v1;
   const bool v1252 = v1250 && v1251;
   if (v1252) {
@@ -1241,11 +1241,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1259 = v1258 + v1249;
     out[v1259] = v1257;
   }
-  const uint v1260 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1260 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1261 = v615 + v1260;
-  const uint v1262 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1262 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1263 = v614 + v1262;
-  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1265 = v1263 < v1;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1258,11 +1258,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1273 = v1272 + v1263;
     out[v1273] = v1271;
   }
-  const uint v1274 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1274 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1275 = v615 + v1274;
-  const uint v1276 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1276 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1277 = v614 + v1276;
-  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1279 = v1277 < v1;
   const bool v1280 = v1278 && v1279;
   if (v1280) {
@@ -1275,11 +1275,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1287 = v1286 + v1277;
     out[v1287] = v1285;
   }
-  const uint v1288 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1288 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1289 = v615 + v1288;
-  const uint v1290 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1290 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1291 = v614 + v1290;
-  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1292,11 +1292,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1301 = v1300 + v1291;
     out[v1301] = v1299;
   }
-  const uint v1302 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1302 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1303 = v615 + v1302;
-  const uint v1304 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1304 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1305 = v614 + v1304;
-  const bool v1306 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1306 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1307 = v1305 < v1;
   const bool v1308 = v1306 && v1307;
   if (v1308) {
@@ -1309,11 +1309,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1315 = v1314 + v1305;
     out[v1315] = v1313;
   }
-  const uint v1316 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1316 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1317 = v615 + v1316;
-  const uint v1318 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1318 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1319 = v614 + v1318;
-  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1321 = v1319 < v1;
   const bool v1322 = v1320 && v1321;
   if (v1322) {
@@ -1326,11 +1326,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1329 = v1328 + v1319;
     out[v1329] = v1327;
   }
-  const uint v1330 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1330 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1331 = v615 + v1330;
-  const uint v1332 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1332 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1333 = v614 + v1332;
-  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1335 = v1333 < v1;
   const bool v1336 = v1334 && v1335;
   if (v1336) {
@@ -1343,11 +1343,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1343 = v1342 + v1333;
     out[v1343] = v1341;
   }
-  const uint v1344 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1344 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1345 = v615 + v1344;
-  const uint v1346 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1346 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1347 = v614 + v1346;
-  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1349 = v1347 < v1;
   const bool v1350 = v1348 && v1349;
   if (v1350) {
@@ -1360,11 +1360,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1357 = v1356 + v1347;
     out[v1357] = v1355;
   }
-  const uint v1358 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1358 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1359 = v615 + v1358;
-  const uint v1360 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1360 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1361 = v614 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1363 = v1361 < v1;
   const bool v1364 = v1362 && v1363;
   if (v1364) {
@@ -1377,11 +1377,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1371 = v1370 + v1361;
     out[v1371] = v1369;
   }
-  const uint v1372 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1372 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1373 = v615 + v1372;
-  const uint v1374 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1374 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1375 = v614 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1394,11 +1394,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1385 = v1384 + v1375;
     out[v1385] = v1383;
   }
-  const uint v1386 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1386 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1387 = v615 + v1386;
-  const uint v1388 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1388 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1389 = v614 + v1388;
-  const bool v1390 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1390 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1391 = v1389 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
@@ -1411,11 +1411,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1399 = v1398 + v1389;
     out[v1399] = v1397;
   }
-  const uint v1400 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1400 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1401 = v615 + v1400;
-  const uint v1402 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1402 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1403 = v614 + v1402;
-  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1405 = v1403 < v1;
   const bool v1406 = v1404 && v1405;
   if (v1406) {
@@ -1428,11 +1428,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1413 = v1412 + v1403;
     out[v1413] = v1411;
   }
-  const uint v1414 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1414 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1415 = v615 + v1414;
-  const uint v1416 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1416 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1417 = v614 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1419 = v1417 < v1;
   const bool v1420 = v1418 && v1419;
   if (v1420) {
@@ -1445,11 +1445,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1427 = v1426 + v1417;
     out[v1427] = v1425;
   }
-  const uint v1428 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1428 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1429 = v615 + v1428;
-  const uint v1430 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1430 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1431 = v614 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1441 = v1440 + v1431;
     out[v1441] = v1439;
   }
-  const uint v1442 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1442 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1443 = v615 + v1442;
-  const uint v1444 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1444 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1445 = v614 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1447 = v1445 < v1;
   const bool v1448 = v1446 && v1447;
   if (v1448) {
@@ -1479,11 +1479,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1455 = v1454 + v1445;
     out[v1455] = v1453;
   }
-  const uint v1456 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1456 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1457 = v615 + v1456;
-  const uint v1458 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1458 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1459 = v614 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1496,11 +1496,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1469 = v1468 + v1459;
     out[v1469] = v1467;
   }
-  const uint v1470 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1470 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1471 = v615 + v1470;
-  const uint v1472 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1472 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1473 = v614 + v1472;
-  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1475 = v1473 < v1;
   const bool v1476 = v1474 && v1475;
   if (v1476) {
@@ -1513,11 +1513,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1483 = v1482 + v1473;
     out[v1483] = v1481;
   }
-  const uint v1484 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1484 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1485 = v615 + v1484;
-  const uint v1486 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1486 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1487 = v614 + v1486;
-  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1489 = v1487 < v1;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1530,11 +1530,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1497 = v1496 + v1487;
     out[v1497] = v1495;
   }
-  const uint v1498 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1498 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1499 = v615 + v1498;
-  const uint v1500 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1500 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1501 = v614 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1503 = v1501 < v1;
   const bool v1504 = v1502 && v1503;
   if (v1504) {
@@ -1547,11 +1547,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1511 = v1510 + v1501;
     out[v1511] = v1509;
   }
-  const uint v1512 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1512 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1513 = v615 + v1512;
-  const uint v1514 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1514 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1515 = v614 + v1514;
-  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
@@ -1564,11 +1564,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1525 = v1524 + v1515;
     out[v1525] = v1523;
   }
-  const uint v1526 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1526 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1527 = v615 + v1526;
-  const uint v1528 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1528 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1529 = v614 + v1528;
-  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1531 = v1529 < v1;
   const bool v1532 = v1530 && v1531;
   if (v1532) {
@@ -1581,11 +1581,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1539 = v1538 + v1529;
     out[v1539] = v1537;
   }
-  const uint v1540 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1540 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1541 = v615 + v1540;
-  const uint v1542 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1542 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1543 = v614 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1545 = v1543 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
@@ -1598,11 +1598,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1553 = v1552 + v1543;
     out[v1553] = v1551;
   }
-  const uint v1554 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1554 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1555 = v615 + v1554;
-  const uint v1556 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1556 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1557 = v614 + v1556;
-  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1559 = v1557 < v1;
   const bool v1560 = v1558 && v1559;
   if (v1560) {
@@ -1615,11 +1615,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1567 = v1566 + v1557;
     out[v1567] = v1565;
   }
-  const uint v1568 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1568 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1569 = v615 + v1568;
-  const uint v1570 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1570 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1571 = v614 + v1570;
-  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1573 = v1571 < v1;
   const bool v1574 = v1572 && v1573;
   if (v1574) {
@@ -1632,11 +1632,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1581 = v1580 + v1571;
     out[v1581] = v1579;
   }
-  const uint v1582 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1582 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1583 = v615 + v1582;
-  const uint v1584 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1584 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1585 = v614 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1587 = v1585 < v1;
   const bool v1588 = v1586 && v1587;
   if (v1588) {
@@ -1649,11 +1649,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1595 = v1594 + v1585;
     out[v1595] = v1593;
   }
-  const uint v1596 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1596 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1597 = v615 + v1596;
-  const uint v1598 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1598 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1599 = v614 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1601 = v1599 < v1;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1666,11 +1666,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1609 = v1608 + v1599;
     out[v1609] = v1607;
   }
-  const uint v1610 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1610 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1611 = v615 + v1610;
-  const uint v1612 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1612 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1613 = v614 + v1612;
-  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1615 = v1613 < v1;
   const bool v1616 = v1614 && v1615;
   if (v1616) {
@@ -1683,11 +1683,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1623 = v1622 + v1613;
     out[v1623] = v1621;
   }
-  const uint v1624 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1624 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1625 = v615 + v1624;
-  const uint v1626 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1626 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1627 = v614 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
@@ -1700,11 +1700,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1637 = v1636 + v1627;
     out[v1637] = v1635;
   }
-  const uint v1638 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1638 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1639 = v615 + v1638;
-  const uint v1640 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1640 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1641 = v614 + v1640;
-  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1643 = v1641 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
@@ -1717,11 +1717,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1651 = v1650 + v1641;
     out[v1651] = v1649;
   }
-  const uint v1652 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1652 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1653 = v615 + v1652;
-  const uint v1654 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1654 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1655 = v614 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1657 = v1655 < v1;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
@@ -1734,11 +1734,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1665 = v1664 + v1655;
     out[v1665] = v1663;
   }
-  const uint v1666 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1666 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1667 = v615 + v1666;
-  const uint v1668 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1668 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1669 = v614 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -1751,11 +1751,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1679 = v1678 + v1669;
     out[v1679] = v1677;
   }
-  const uint v1680 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1680 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1681 = v615 + v1680;
-  const uint v1682 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1682 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1683 = v614 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1768,11 +1768,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1693 = v1692 + v1683;
     out[v1693] = v1691;
   }
-  const uint v1694 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1694 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1695 = v615 + v1694;
-  const uint v1696 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1696 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1697 = v614 + v1696;
-  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1699 = v1697 < v1;
   const bool v1700 = v1698 && v1699;
   if (v1700) {
@@ -1785,11 +1785,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1707 = v1706 + v1697;
     out[v1707] = v1705;
   }
-  const uint v1708 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1708 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1709 = v615 + v1708;
-  const uint v1710 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1710 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1711 = v614 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1713 = v1711 < v1;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -1802,11 +1802,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1721 = v1720 + v1711;
     out[v1721] = v1719;
   }
-  const uint v1722 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1722 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1723 = v615 + v1722;
-  const uint v1724 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1724 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1725 = v614 + v1724;
-  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1727 = v1725 < v1;
   const bool v1728 = v1726 && v1727;
   if (v1728) {
@@ -1819,11 +1819,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1735 = v1734 + v1725;
     out[v1735] = v1733;
   }
-  const uint v1736 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1736 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1737 = v615 + v1736;
-  const uint v1738 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1738 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1739 = v614 + v1738;
-  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1741 = v1739 < v1;
   const bool v1742 = v1740 && v1741;
   if (v1742) {
@@ -1836,11 +1836,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1749 = v1748 + v1739;
     out[v1749] = v1747;
   }
-  const uint v1750 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1750 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1751 = v615 + v1750;
-  const uint v1752 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1752 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1753 = v614 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -1853,11 +1853,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1763 = v1762 + v1753;
     out[v1763] = v1761;
   }
-  const uint v1764 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1764 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1765 = v615 + v1764;
-  const uint v1766 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1766 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1767 = v614 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
@@ -1870,11 +1870,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1777 = v1776 + v1767;
     out[v1777] = v1775;
   }
-  const uint v1778 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1778 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1779 = v615 + v1778;
-  const uint v1780 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1780 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1781 = v614 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1783 = v1781 < v1;
   const bool v1784 = v1782 && v1783;
   if (v1784) {
@@ -1887,11 +1887,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1791 = v1790 + v1781;
     out[v1791] = v1789;
   }
-  const uint v1792 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1792 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1793 = v615 + v1792;
-  const uint v1794 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1794 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1795 = v614 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -1904,11 +1904,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1805 = v1804 + v1795;
     out[v1805] = v1803;
   }
-  const uint v1806 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1806 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1807 = v615 + v1806;
-  const uint v1808 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1808 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1809 = v614 + v1808;
-  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1811 = v1809 < v1;
   const bool v1812 = v1810 && v1811;
   if (v1812) {
@@ -1921,11 +1921,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1819 = v1818 + v1809;
     out[v1819] = v1817;
   }
-  const uint v1820 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1820 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1821 = v615 + v1820;
-  const uint v1822 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1822 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1823 = v614 + v1822;
-  const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1825 = v1823 < v1;
   const bool v1826 = v1824 && v1825;
   if (v1826) {
@@ -1938,11 +1938,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1833 = v1832 + v1823;
     out[v1833] = v1831;
   }
-  const uint v1834 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1834 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1835 = v615 + v1834;
-  const uint v1836 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1836 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1837 = v614 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1839 = v1837 < v1;
   const bool v1840 = v1838 && v1839;
   if (v1840) {
@@ -1955,11 +1955,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1847 = v1846 + v1837;
     out[v1847] = v1845;
   }
-  const uint v1848 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1848 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1849 = v615 + v1848;
-  const uint v1850 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1850 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1851 = v614 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1861 = v1860 + v1851;
     out[v1861] = v1859;
   }
-  const uint v1862 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1862 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1863 = v615 + v1862;
-  const uint v1864 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1864 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1865 = v614 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
@@ -1989,11 +1989,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1875 = v1874 + v1865;
     out[v1875] = v1873;
   }
-  const uint v1876 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1876 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1877 = v615 + v1876;
-  const uint v1878 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1878 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1879 = v614 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -2006,11 +2006,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1889 = v1888 + v1879;
     out[v1889] = v1887;
   }
-  const uint v1890 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1890 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1891 = v615 + v1890;
-  const uint v1892 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1892 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1893 = v614 + v1892;
-  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1895 = v1893 < v1;
   const bool v1896 = v1894 && v1895;
   if (v1896) {
@@ -2023,11 +2023,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1903 = v1902 + v1893;
     out[v1903] = v1901;
   }
-  const uint v1904 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1904 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1905 = v615 + v1904;
-  const uint v1906 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1906 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1907 = v614 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1909 = v1907 < v1;
   const bool v1910 = v1908 && v1909;
   if (v1910) {
@@ -2040,11 +2040,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1917 = v1916 + v1907;
     out[v1917] = v1915;
   }
-  const uint v1918 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1918 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1919 = v615 + v1918;
-  const uint v1920 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1920 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1921 = v614 + v1920;
-  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1923 = v1921 < v1;
   const bool v1924 = v1922 && v1923;
   if (v1924) {
@@ -2057,11 +2057,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1931 = v1930 + v1921;
     out[v1931] = v1929;
   }
-  const uint v1932 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1932 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1933 = v615 + v1932;
-  const uint v1934 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1934 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1935 = v614 + v1934;
-  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1937 = v1935 < v1;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -2074,11 +2074,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1945 = v1944 + v1935;
     out[v1945] = v1943;
   }
-  const uint v1946 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1946 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1947 = v615 + v1946;
-  const uint v1948 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1948 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1949 = v614 + v1948;
-  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1951 = v1949 < v1;
   const bool v1952 = v1950 && v1951;
   if (v1952) {
@@ -2091,11 +2091,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1959 = v1958 + v1949;
     out[v1959] = v1957;
   }
-  const uint v1960 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1960 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1961 = v615 + v1960;
-  const uint v1962 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1962 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1963 = v614 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
@@ -2108,11 +2108,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1973 = v1972 + v1963;
     out[v1973] = v1971;
   }
-  const uint v1974 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1974 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1975 = v615 + v1974;
-  const uint v1976 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1976 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1977 = v614 + v1976;
-  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1979 = v1977 < v1;
   const bool v1980 = v1978 && v1979;
   if (v1980) {
@@ -2125,11 +2125,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v1987 = v1986 + v1977;
     out[v1987] = v1985;
   }
-  const uint v1988 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1988 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1989 = v615 + v1988;
-  const uint v1990 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1990 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1991 = v614 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1993 = v1991 < v1;
   const bool v1994 = v1992 && v1993;
   if (v1994) {
@@ -2142,11 +2142,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2001 = v2000 + v1991;
     out[v2001] = v1999;
   }
-  const uint v2002 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2002 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2003 = v615 + v2002;
-  const uint v2004 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2004 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2005 = v614 + v2004;
-  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2007 = v2005 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
@@ -2159,11 +2159,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2015 = v2014 + v2005;
     out[v2015] = v2013;
   }
-  const uint v2016 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2016 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2017 = v615 + v2016;
-  const uint v2018 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2018 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2019 = v614 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2021 = v2019 < v1;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -2176,11 +2176,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2029 = v2028 + v2019;
     out[v2029] = v2027;
   }
-  const uint v2030 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2030 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2031 = v615 + v2030;
-  const uint v2032 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2032 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2033 = v614 + v2032;
-  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2035 = v2033 < v1;
   const bool v2036 = v2034 && v2035;
   if (v2036) {
@@ -2193,11 +2193,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2043 = v2042 + v2033;
     out[v2043] = v2041;
   }
-  const uint v2044 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2044 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2045 = v615 + v2044;
-  const uint v2046 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2046 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2047 = v614 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2210,11 +2210,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2057 = v2056 + v2047;
     out[v2057] = v2055;
   }
-  const uint v2058 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2058 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2059 = v615 + v2058;
-  const uint v2060 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2060 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2061 = v614 + v2060;
-  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2063 = v2061 < v1;
   const bool v2064 = v2062 && v2063;
   if (v2064) {
@@ -2227,11 +2227,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2071 = v2070 + v2061;
     out[v2071] = v2069;
   }
-  const uint v2072 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2072 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2073 = v615 + v2072;
-  const uint v2074 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2074 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2075 = v614 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
@@ -2244,11 +2244,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2085 = v2084 + v2075;
     out[v2085] = v2083;
   }
-  const uint v2086 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2086 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2087 = v615 + v2086;
-  const uint v2088 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2088 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2089 = v614 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2091 = v2089 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
@@ -2261,11 +2261,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2099 = v2098 + v2089;
     out[v2099] = v2097;
   }
-  const uint v2100 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2100 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2101 = v615 + v2100;
-  const uint v2102 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2102 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2103 = v614 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2278,11 +2278,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2113 = v2112 + v2103;
     out[v2113] = v2111;
   }
-  const uint v2114 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2114 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2115 = v615 + v2114;
-  const uint v2116 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2116 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2117 = v614 + v2116;
-  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2119 = v2117 < v1;
   const bool v2120 = v2118 && v2119;
   if (v2120) {
@@ -2295,11 +2295,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2127 = v2126 + v2117;
     out[v2127] = v2125;
   }
-  const uint v2128 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2128 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2129 = v615 + v2128;
-  const uint v2130 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2130 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2131 = v614 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -2312,11 +2312,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2141 = v2140 + v2131;
     out[v2141] = v2139;
   }
-  const uint v2142 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2142 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2143 = v615 + v2142;
-  const uint v2144 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2144 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2145 = v614 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2147 = v2145 < v1;
   const bool v2148 = v2146 && v2147;
   if (v2148) {
@@ -2329,11 +2329,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2155 = v2154 + v2145;
     out[v2155] = v2153;
   }
-  const uint v2156 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2156 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2157 = v615 + v2156;
-  const uint v2158 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2158 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2159 = v614 + v2158;
-  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2161 = v2159 < v1;
   const bool v2162 = v2160 && v2161;
   if (v2162) {
@@ -2346,11 +2346,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2169 = v2168 + v2159;
     out[v2169] = v2167;
   }
-  const uint v2170 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2170 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2171 = v615 + v2170;
-  const uint v2172 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2172 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2173 = v614 + v2172;
-  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2175 = v2173 < v1;
   const bool v2176 = v2174 && v2175;
   if (v2176) {
@@ -2363,11 +2363,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2183 = v2182 + v2173;
     out[v2183] = v2181;
   }
-  const uint v2184 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2184 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2185 = v615 + v2184;
-  const uint v2186 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2186 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2187 = v614 + v2186;
-  const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2189 = v2187 < v1;
   const bool v2190 = v2188 && v2189;
   if (v2190) {
@@ -2380,11 +2380,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2197 = v2196 + v2187;
     out[v2197] = v2195;
   }
-  const uint v2198 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2198 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2199 = v615 + v2198;
-  const uint v2200 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2200 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2201 = v614 + v2200;
-  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2203 = v2201 < v1;
   const bool v2204 = v2202 && v2203;
   if (v2204) {
@@ -2397,11 +2397,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2211 = v2210 + v2201;
     out[v2211] = v2209;
   }
-  const uint v2212 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2212 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2213 = v615 + v2212;
-  const uint v2214 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2214 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2215 = v614 + v2214;
-  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2217 = v2215 < v1;
   const bool v2218 = v2216 && v2217;
   if (v2218) {
@@ -2414,11 +2414,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2225 = v2224 + v2215;
     out[v2225] = v2223;
   }
-  const uint v2226 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2226 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2227 = v615 + v2226;
-  const uint v2228 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2228 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2229 = v614 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -2431,11 +2431,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2239 = v2238 + v2229;
     out[v2239] = v2237;
   }
-  const uint v2240 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2240 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2241 = v615 + v2240;
-  const uint v2242 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2242 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2243 = v614 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -2448,11 +2448,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2253 = v2252 + v2243;
     out[v2253] = v2251;
   }
-  const uint v2254 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2254 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2255 = v615 + v2254;
-  const uint v2256 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2256 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2257 = v614 + v2256;
-  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2259 = v2257 < v1;
   const bool v2260 = v2258 && v2259;
   if (v2260) {
@@ -2465,11 +2465,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2267 = v2266 + v2257;
     out[v2267] = v2265;
   }
-  const uint v2268 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2268 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2269 = v615 + v2268;
-  const uint v2270 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2270 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2271 = v614 + v2270;
-  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2273 = v2271 < v1;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -2482,11 +2482,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2281 = v2280 + v2271;
     out[v2281] = v2279;
   }
-  const uint v2282 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2282 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2283 = v615 + v2282;
-  const uint v2284 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2284 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2285 = v614 + v2284;
-  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2287 = v2285 < v1;
   const bool v2288 = v2286 && v2287;
   if (v2288) {
@@ -2499,11 +2499,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2295 = v2294 + v2285;
     out[v2295] = v2293;
   }
-  const uint v2296 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2296 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2297 = v615 + v2296;
-  const uint v2298 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2298 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2299 = v614 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -2516,11 +2516,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2309 = v2308 + v2299;
     out[v2309] = v2307;
   }
-  const uint v2310 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2310 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2311 = v615 + v2310;
-  const uint v2312 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2312 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2313 = v614 + v2312;
-  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2315 = v2313 < v1;
   const bool v2316 = v2314 && v2315;
   if (v2316) {
@@ -2533,11 +2533,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2323 = v2322 + v2313;
     out[v2323] = v2321;
   }
-  const uint v2324 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2324 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2325 = v615 + v2324;
-  const uint v2326 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2326 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2327 = v614 + v2326;
-  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2329 = v2327 < v1;
   const bool v2330 = v2328 && v2329;
   if (v2330) {
@@ -2550,11 +2550,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2337 = v2336 + v2327;
     out[v2337] = v2335;
   }
-  const uint v2338 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2338 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2339 = v615 + v2338;
-  const uint v2340 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2340 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2341 = v614 + v2340;
-  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2343 = v2341 < v1;
   const bool v2344 = v2342 && v2343;
   if (v2344) {
@@ -2567,11 +2567,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2351 = v2350 + v2341;
     out[v2351] = v2349;
   }
-  const uint v2352 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2352 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2353 = v615 + v2352;
-  const uint v2354 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2354 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2355 = v614 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2357 = v2355 < v1;
   const bool v2358 = v2356 && v2357;
   if (v2358) {
@@ -2584,11 +2584,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2365 = v2364 + v2355;
     out[v2365] = v2363;
   }
-  const uint v2366 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2366 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2367 = v615 + v2366;
-  const uint v2368 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2368 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2369 = v614 + v2368;
-  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2371 = v2369 < v1;
   const bool v2372 = v2370 && v2371;
   if (v2372) {
@@ -2601,11 +2601,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2379 = v2378 + v2369;
     out[v2379] = v2377;
   }
-  const uint v2380 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2380 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2381 = v615 + v2380;
-  const uint v2382 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2382 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2383 = v614 + v2382;
-  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2385 = v2383 < v1;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -2618,11 +2618,11 @@ kernel void iron_gemm_bias_nk_bf16(
     const uint v2393 = v2392 + v2383;
     out[v2393] = v2391;
   }
-  const uint v2394 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2394 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2395 = v615 + v2394;
-  const uint v2396 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2396 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2397 = v614 + v2396;
-  const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2399 = v2397 < v1;
   const bool v2400 = v2398 && v2399;
   if (v2400) {

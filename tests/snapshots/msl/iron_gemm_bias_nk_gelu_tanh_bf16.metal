@@ -92,384 +92,384 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v3824 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3827 = v3824 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3830 = v3824 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3824 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3827 = v3824 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3830 = v3824 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3831 = v3830 << 3u;
-    const uint v3832 = v24 + v3827;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3832 = v24 + v3827;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3833 = v3832 < v0;
-    const uint v3838 = v3832 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3844 = v3827 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3849 = v3824 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3851 = v3849 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3854 = v3849 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3838 = v3832 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3844 = v3827 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3849 = v3824 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3851 = v3849 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3854 = v3849 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3855 = v3854 << 3u;
-    const uint v3856 = v24 + v3851;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3856 = v24 + v3851;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3857 = v3856 < v0;
-    const uint v3862 = v3856 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3868 = v3851 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3873 = v3824 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3875 = v3873 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3878 = v3873 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3862 = v3856 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3868 = v3851 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3873 = v3824 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3875 = v3873 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3878 = v3873 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3879 = v3878 << 3u;
-    const uint v3880 = v24 + v3875;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3880 = v24 + v3875;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3881 = v3880 < v0;
-    const uint v3886 = v3880 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3892 = v3875 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3897 = v3824 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3899 = v3897 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3902 = v3897 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3886 = v3880 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3892 = v3875 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3897 = v3824 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3899 = v3897 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3902 = v3897 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3903 = v3902 << 3u;
-    const uint v3904 = v24 + v3899;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3904 = v24 + v3899;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3905 = v3904 < v0;
-    const uint v3910 = v3904 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3916 = v3899 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3921 = v3824 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3923 = v3921 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3926 = v3921 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3910 = v3904 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3916 = v3899 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3921 = v3824 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3923 = v3921 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3926 = v3921 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3927 = v3926 << 3u;
-    const uint v3928 = v24 + v3923;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3928 = v24 + v3923;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3929 = v3928 < v0;
-    const uint v3934 = v3928 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3940 = v3923 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3945 = v3824 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3947 = v3945 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3950 = v3945 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3934 = v3928 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3940 = v3923 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3945 = v3824 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3947 = v3945 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3950 = v3945 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3951 = v3950 << 3u;
-    const uint v3952 = v24 + v3947;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3952 = v24 + v3947;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3953 = v3952 < v0;
-    const uint v3958 = v3952 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3964 = v3947 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3969 = v3824 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3971 = v3969 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3974 = v3969 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3958 = v3952 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3964 = v3947 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3969 = v3824 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3971 = v3969 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3974 = v3969 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3975 = v3974 << 3u;
-    const uint v3976 = v24 + v3971;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3976 = v24 + v3971;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3977 = v3976 < v0;
-    const uint v3982 = v3976 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3988 = v3971 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3993 = v3824 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3995 = v3993 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3998 = v3993 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3982 = v3976 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3988 = v3971 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3993 = v3824 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3995 = v3993 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3998 = v3993 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3999 = v3998 << 3u;
-    const uint v4000 = v24 + v3995;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4000 = v24 + v3995;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4001 = v4000 < v0;
-    const uint v4006 = v4000 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4012 = v3995 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4026 = v28 + v3827;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4006 = v4000 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v4012 = v3995 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v4026 = v28 + v3827;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4027 = v4026 < v1;
-    const uint v4032 = v4026 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4050 = v28 + v3851;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4032 = v4026 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v4050 = v28 + v3851;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4051 = v4050 < v1;
-    const uint v4056 = v4050 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4074 = v28 + v3875;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4056 = v4050 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v4074 = v28 + v3875;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4075 = v4074 < v1;
-    const uint v4080 = v4074 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4098 = v28 + v3899;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4080 = v4074 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v4098 = v28 + v3899;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4099 = v4098 < v1;
-    const uint v4104 = v4098 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4122 = v28 + v3923;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4104 = v4098 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v4122 = v28 + v3923;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4123 = v4122 < v1;
-    const uint v4128 = v4122 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4146 = v28 + v3947;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4128 = v4122 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v4146 = v28 + v3947;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4147 = v4146 < v1;
-    const uint v4152 = v4146 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4170 = v28 + v3971;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4152 = v4146 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v4170 = v28 + v3971;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4171 = v4170 < v1;
-    const uint v4176 = v4170 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4194 = v28 + v3995;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v4176 = v4170 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v4194 = v28 + v3995;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4195 = v4194 < v1;
-    const uint v4200 = v4194 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4216 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v4222 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v4200 = v4194 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v4216 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v4222 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v3816 = 0u; v3816 < v2; v3816 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v3816 = 0u; v3816 < v2; v3816 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v3818 = v3816 >> 6u;
       const uint v3820 = v3818 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3822 = v3820 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v3834 = v3816 + v3831;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3822 = v3820 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v3834 = v3816 + v3831;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3835 = v3834 < v2;
       const bool v3836 = v3833 && v3835;
-      const uint v3840 = v3838 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3840 = v3838 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3841 = v3840 + v3831;
       const uint v3842 = v3836 ? v3841 : 0u;
-      const uint v3845 = v3822 + v3844;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3845 = v3822 + v3844;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3846 = v3845 + v3831;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3846 + e] = v3836 ? a[v3842 + e] : bfloat(0);
       }
-      const uint v3858 = v3816 + v3855;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3858 = v3816 + v3855;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3859 = v3858 < v2;
       const bool v3860 = v3857 && v3859;
-      const uint v3864 = v3862 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3864 = v3862 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3865 = v3864 + v3855;
       const uint v3866 = v3860 ? v3865 : 0u;
-      const uint v3869 = v3822 + v3868;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3869 = v3822 + v3868;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3870 = v3869 + v3855;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3870 + e] = v3860 ? a[v3866 + e] : bfloat(0);
       }
-      const uint v3882 = v3816 + v3879;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3882 = v3816 + v3879;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3883 = v3882 < v2;
       const bool v3884 = v3881 && v3883;
-      const uint v3888 = v3886 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3888 = v3886 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3889 = v3888 + v3879;
       const uint v3890 = v3884 ? v3889 : 0u;
-      const uint v3893 = v3822 + v3892;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3893 = v3822 + v3892;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3894 = v3893 + v3879;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3894 + e] = v3884 ? a[v3890 + e] : bfloat(0);
       }
-      const uint v3906 = v3816 + v3903;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3906 = v3816 + v3903;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3907 = v3906 < v2;
       const bool v3908 = v3905 && v3907;
-      const uint v3912 = v3910 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3912 = v3910 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3913 = v3912 + v3903;
       const uint v3914 = v3908 ? v3913 : 0u;
-      const uint v3917 = v3822 + v3916;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3917 = v3822 + v3916;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3918 = v3917 + v3903;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3918 + e] = v3908 ? a[v3914 + e] : bfloat(0);
       }
-      const uint v3930 = v3816 + v3927;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3930 = v3816 + v3927;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3931 = v3930 < v2;
       const bool v3932 = v3929 && v3931;
-      const uint v3936 = v3934 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3936 = v3934 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3937 = v3936 + v3927;
       const uint v3938 = v3932 ? v3937 : 0u;
-      const uint v3941 = v3822 + v3940;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3941 = v3822 + v3940;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3942 = v3941 + v3927;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3942 + e] = v3932 ? a[v3938 + e] : bfloat(0);
       }
-      const uint v3954 = v3816 + v3951;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3954 = v3816 + v3951;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3955 = v3954 < v2;
       const bool v3956 = v3953 && v3955;
-      const uint v3960 = v3958 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3960 = v3958 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3961 = v3960 + v3951;
       const uint v3962 = v3956 ? v3961 : 0u;
-      const uint v3965 = v3822 + v3964;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3965 = v3822 + v3964;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3966 = v3965 + v3951;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3966 + e] = v3956 ? a[v3962 + e] : bfloat(0);
       }
-      const uint v3978 = v3816 + v3975;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3978 = v3816 + v3975;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3979 = v3978 < v2;
       const bool v3980 = v3977 && v3979;
-      const uint v3984 = v3982 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3984 = v3982 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3985 = v3984 + v3975;
       const uint v3986 = v3980 ? v3985 : 0u;
-      const uint v3989 = v3822 + v3988;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3989 = v3822 + v3988;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3990 = v3989 + v3975;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3990 + e] = v3980 ? a[v3986 + e] : bfloat(0);
       }
-      const uint v4002 = v3816 + v3999;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4002 = v3816 + v3999;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4003 = v4002 < v2;
       const bool v4004 = v4001 && v4003;
-      const uint v4008 = v4006 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4008 = v4006 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4009 = v4008 + v3999;
       const uint v4010 = v4004 ? v4009 : 0u;
-      const uint v4013 = v3822 + v4012;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4013 = v3822 + v4012;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v4014 = v4013 + v3999;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v4014 + e] = v4004 ? a[v4010 + e] : bfloat(0);
       }
-      const bool v4030 = v4027 && v3835;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4034 = v4032 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v4030 = v4027 && v3835;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4034 = v4032 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4035 = v4034 + v3831;
       const uint v4036 = v4030 ? v4035 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3846 + e] = v4030 ? b[v4036 + e] : bfloat(0);
       }
-      const bool v4054 = v4051 && v3859;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4058 = v4056 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v4054 = v4051 && v3859;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4058 = v4056 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4059 = v4058 + v3855;
       const uint v4060 = v4054 ? v4059 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3870 + e] = v4054 ? b[v4060 + e] : bfloat(0);
       }
-      const bool v4078 = v4075 && v3883;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4082 = v4080 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v4078 = v4075 && v3883;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4082 = v4080 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4083 = v4082 + v3879;
       const uint v4084 = v4078 ? v4083 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3894 + e] = v4078 ? b[v4084 + e] : bfloat(0);
       }
-      const bool v4102 = v4099 && v3907;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4106 = v4104 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v4102 = v4099 && v3907;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4106 = v4104 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4107 = v4106 + v3903;
       const uint v4108 = v4102 ? v4107 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3918 + e] = v4102 ? b[v4108 + e] : bfloat(0);
       }
-      const bool v4126 = v4123 && v3931;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4130 = v4128 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v4126 = v4123 && v3931;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4130 = v4128 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4131 = v4130 + v3927;
       const uint v4132 = v4126 ? v4131 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3942 + e] = v4126 ? b[v4132 + e] : bfloat(0);
       }
-      const bool v4150 = v4147 && v3955;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4154 = v4152 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v4150 = v4147 && v3955;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4154 = v4152 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4155 = v4154 + v3951;
       const uint v4156 = v4150 ? v4155 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3966 + e] = v4150 ? b[v4156 + e] : bfloat(0);
       }
-      const bool v4174 = v4171 && v3979;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4178 = v4176 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v4174 = v4171 && v3979;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4178 = v4176 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4179 = v4178 + v3975;
       const uint v4180 = v4174 ? v4179 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3990 + e] = v4174 ? b[v4180 + e] : bfloat(0);
       }
-      const bool v4198 = v4195 && v4003;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4202 = v4200 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v4198 = v4195 && v4003;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4202 = v4200 + v3816;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4203 = v4202 + v3999;
       const uint v4204 = v4198 ? v4203 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v4014 + e] = v4198 ? b[v4204 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4217 = v3822 + v4216;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v4217 = v3822 + v4216;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v4217), long(64u));
-      const uint v4223 = v3822 + v4222;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v4223 = v3822 + v4222;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v4223), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v4230 = v4217 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v4230 = v4217 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v4230), long(64u));
-      const uint v4236 = v4223 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v4236 = v4223 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v4236), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v4242 = v4217 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v4242 = v4217 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v4242), long(64u));
-      const uint v4248 = v4223 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v4248 = v4223 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v4248), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v4254 = v4217 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v4254 = v4217 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v4254), long(64u));
-      const uint v4260 = v4223 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v4260 = v4223 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v4260), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v513 = iron_tid.x;
-    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v521 = v520 < v0;
         const uint v522 = v511 + v519;
         const bool v523 = v522 < v2;
         const bool v524 = v521 && v523;
         if (v524) {
-          const uint v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v528 = v526 + v511;
           const uint v529 = v528 + v519;
           const bfloat v530 = a[v529];
-          const uint v532 = v517 << 6u;
+          const uint v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v533 = v532 + v519;
           shm0[v533] = v530;
         } else {
-          const uint v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v536 = v535 + v519;
           shm0[v536] = bfloat(0.0f);
         }
       }
 
-      for (uint v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v547 = v546 < v1;
         const uint v548 = v511 + v545;
         const bool v549 = v548 < v2;
         const bool v550 = v547 && v549;
         if (v550) {
-          const uint v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v554 = v552 + v511;
           const uint v555 = v554 + v545;
           const bfloat v556 = b[v555];
-          const uint v558 = v543 << 6u;
+          const uint v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v559 = v558 + v545;
           shm1[v559] = v556;
         } else {
-          const uint v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v562 = v561 + v545;
           shm1[v562] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v615 = v24 + v33;
-  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v617 = v615 + v616;
-  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -490,11 +490,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v640 = v639 + v619;
     out[v640] = v638;
   }
-  const uint v641 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v641 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v642 = v615 + v641;
-  const uint v643 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v643 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v644 = v614 + v643;
-  const bool v645 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v645 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v646 = v644 < v1;
   const bool v647 = v645 && v646;
   if (v647) {
@@ -515,11 +515,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v665 = v664 + v644;
     out[v665] = v663;
   }
-  const uint v666 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v666 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v667 = v615 + v666;
-  const uint v668 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v668 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v669 = v614 + v668;
-  const bool v670 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v670 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v671 = v669 < v1;
   const bool v672 = v670 && v671;
   if (v672) {
@@ -540,11 +540,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v690 = v689 + v669;
     out[v690] = v688;
   }
-  const uint v691 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v691 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v692 = v615 + v691;
-  const uint v693 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v693 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v694 = v614 + v693;
-  const bool v695 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v695 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v696 = v694 < v1;
   const bool v697 = v695 && v696;
   if (v697) {
@@ -565,11 +565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v715 = v714 + v694;
     out[v715] = v713;
   }
-  const uint v716 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v716 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v717 = v615 + v716;
-  const uint v718 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v718 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v719 = v614 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v721 = v719 < v1;
   const bool v722 = v720 && v721;
   if (v722) {
@@ -590,11 +590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v740 = v739 + v719;
     out[v740] = v738;
   }
-  const uint v741 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v741 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v742 = v615 + v741;
-  const uint v743 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v743 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v744 = v614 + v743;
-  const bool v745 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v745 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v746 = v744 < v1;
   const bool v747 = v745 && v746;
   if (v747) {
@@ -615,11 +615,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v765 = v764 + v744;
     out[v765] = v763;
   }
-  const uint v766 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v766 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v767 = v615 + v766;
-  const uint v768 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v768 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v769 = v614 + v768;
-  const bool v770 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v770 = v767 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v771 = v769 < v1;
   const bool v772 = v770 && v771;
   if (v772) {
@@ -640,11 +640,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v790 = v789 + v769;
     out[v790] = v788;
   }
-  const uint v791 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v791 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v792 = v615 + v791;
-  const uint v793 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v793 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v794 = v614 + v793;
-  const bool v795 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v795 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v796 = v794 < v1;
   const bool v797 = v795 && v796;
   if (v797) {
@@ -665,11 +665,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v815 = v814 + v794;
     out[v815] = v813;
   }
-  const uint v816 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v816 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v817 = v615 + v816;
-  const uint v818 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v818 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v819 = v614 + v818;
-  const bool v820 = v817 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v821 = v819 < v1;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -690,11 +690,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v840 = v839 + v819;
     out[v840] = v838;
   }
-  const uint v841 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v841 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v842 = v615 + v841;
-  const uint v843 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v843 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v844 = v614 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v846 = v844 < v1;
   const bool v847 = v845 && v846;
   if (v847) {
@@ -715,11 +715,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v865 = v864 + v844;
     out[v865] = v863;
   }
-  const uint v866 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v866 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v867 = v615 + v866;
-  const uint v868 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v868 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v869 = v614 + v868;
-  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v871 = v869 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
@@ -740,11 +740,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v890 = v889 + v869;
     out[v890] = v888;
   }
-  const uint v891 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v891 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v892 = v615 + v891;
-  const uint v893 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v893 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v894 = v614 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v895 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v896 = v894 < v1;
   const bool v897 = v895 && v896;
   if (v897) {
@@ -765,11 +765,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v915 = v914 + v894;
     out[v915] = v913;
   }
-  const uint v916 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v916 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v917 = v615 + v916;
-  const uint v918 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v918 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v919 = v614 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v921 = v919 < v1;
   const bool v922 = v920 && v921;
   if (v922) {
@@ -790,11 +790,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v940 = v939 + v919;
     out[v940] = v938;
   }
-  const uint v941 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v941 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v942 = v615 + v941;
-  const uint v943 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v943 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v944 = v614 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v946 = v944 < v1;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v965 = v964 + v944;
     out[v965] = v963;
   }
-  const uint v966 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v966 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v967 = v615 + v966;
-  const uint v968 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v968 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v969 = v614 + v968;
-  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v971 = v969 < v1;
   const bool v972 = v970 && v971;
   if (v972) {
@@ -840,11 +840,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v990 = v989 + v969;
     out[v990] = v988;
   }
-  const uint v991 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v991 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v992 = v615 + v991;
-  const uint v993 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v993 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v994 = v614 + v993;
-  const bool v995 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v995 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -865,11 +865,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1015 = v1014 + v994;
     out[v1015] = v1013;
   }
-  const uint v1016 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1016 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1017 = v615 + v1016;
-  const uint v1018 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1018 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1019 = v614 + v1018;
-  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1021 = v1019 < v1;
   const bool v1022 = v1020 && v1021;
   if (v1022) {
@@ -890,11 +890,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1040 = v1039 + v1019;
     out[v1040] = v1038;
   }
-  const uint v1041 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1041 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1042 = v615 + v1041;
-  const uint v1043 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1043 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1044 = v614 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1046 = v1044 < v1;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -915,11 +915,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1065 = v1064 + v1044;
     out[v1065] = v1063;
   }
-  const uint v1066 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1066 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1067 = v615 + v1066;
-  const uint v1068 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1068 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1069 = v614 + v1068;
-  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1071 = v1069 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
@@ -940,11 +940,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1090 = v1089 + v1069;
     out[v1090] = v1088;
   }
-  const uint v1091 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1091 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1092 = v615 + v1091;
-  const uint v1093 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1093 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1094 = v614 + v1093;
-  const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1096 = v1094 < v1;
   const bool v1097 = v1095 && v1096;
   if (v1097) {
@@ -965,11 +965,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1115 = v1114 + v1094;
     out[v1115] = v1113;
   }
-  const uint v1116 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1116 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1117 = v615 + v1116;
-  const uint v1118 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1118 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1119 = v614 + v1118;
-  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1121 = v1119 < v1;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -990,11 +990,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1140 = v1139 + v1119;
     out[v1140] = v1138;
   }
-  const uint v1141 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1141 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1142 = v615 + v1141;
-  const uint v1143 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1143 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1144 = v614 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1015,11 +1015,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1165 = v1164 + v1144;
     out[v1165] = v1163;
   }
-  const uint v1166 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1166 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1167 = v615 + v1166;
-  const uint v1168 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1168 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1169 = v614 + v1168;
-  const bool v1170 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1170 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1171 = v1169 < v1;
   const bool v1172 = v1170 && v1171;
   if (v1172) {
@@ -1040,11 +1040,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1190 = v1189 + v1169;
     out[v1190] = v1188;
   }
-  const uint v1191 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1191 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1192 = v615 + v1191;
-  const uint v1193 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1193 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1194 = v614 + v1193;
-  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1196 = v1194 < v1;
   const bool v1197 = v1195 && v1196;
   if (v1197) {
@@ -1065,11 +1065,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1215 = v1214 + v1194;
     out[v1215] = v1213;
   }
-  const uint v1216 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1216 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1217 = v615 + v1216;
-  const uint v1218 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1218 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1219 = v614 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1090,11 +1090,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1240 = v1239 + v1219;
     out[v1240] = v1238;
   }
-  const uint v1241 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1241 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1242 = v615 + v1241;
-  const uint v1243 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1243 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1244 = v614 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1246 = v1244 < v1;
   const bool v1247 = v1245 && v1246;
   if (v1247) {
@@ -1115,11 +1115,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1265 = v1264 + v1244;
     out[v1265] = v1263;
   }
-  const uint v1266 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1266 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1267 = v615 + v1266;
-  const uint v1268 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1268 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1269 = v614 + v1268;
-  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1271 = v1269 < v1;
   const bool v1272 = v1270 && v1271;
   if (v1272) {
@@ -1140,11 +1140,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1290 = v1289 + v1269;
     out[v1290] = v1288;
   }
-  const uint v1291 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1291 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1292 = v615 + v1291;
-  const uint v1293 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1293 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1294 = v614 + v1293;
-  const bool v1295 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1295 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1296 = v1294 < v1;
   const bool v1297 = v1295 && v1296;
   if (v1297) {
@@ -1165,11 +1165,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1315 = v1314 + v1294;
     out[v1315] = v1313;
   }
-  const uint v1316 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1316 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1317 = v615 + v1316;
-  const uint v1318 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1318 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1319 = v614 + v1318;
-  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1321 = v1319 < v1;
   const bool v1322 = v1320 && v1321;
   if (v1322) {
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1340 = v1339 + v1319;
     out[v1340] = v1338;
   }
-  const uint v1341 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1341 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1342 = v615 + v1341;
-  const uint v1343 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1343 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1344 = v614 + v1343;
-  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1346 = v1344 < v1;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
@@ -1215,11 +1215,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1365 = v1364 + v1344;
     out[v1365] = v1363;
   }
-  const uint v1366 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1366 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1367 = v615 + v1366;
-  const uint v1368 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1368 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1369 = v614 + v1368;
-  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1371 = v1369 < v1;
   const bool v1372 = v1370 && v1371;
   if (v1372) {
@@ -1240,11 +1240,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1390 = v1389 + v1369;
     out[v1390] = v1388;
   }
-  const uint v1391 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1391 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1392 = v615 + v1391;
-  const uint v1393 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1393 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1394 = v614 + v1393;
-  const bool v1395 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1395 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1396 = v1394 < v1;
   const bool v1397 = v1395 && v1396;
   if (v1397) {
@@ -1265,11 +1265,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1415 = v1414 + v1394;
     out[v1415] = v1413;
   }
-  const uint v1416 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1416 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1417 = v615 + v1416;
-  const uint v1418 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1418 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1419 = v614 + v1418;
-  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1421 = v1419 < v1;
   const bool v1422 = v1420 && v1421;
   if (v1422) {
@@ -1290,11 +1290,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1440 = v1439 + v1419;
     out[v1440] = v1438;
   }
-  const uint v1441 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1441 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1442 = v615 + v1441;
-  const uint v1443 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1443 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1444 = v614 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1315,11 +1315,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1465 = v1464 + v1444;
     out[v1465] = v1463;
   }
-  const uint v1466 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1466 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1467 = v615 + v1466;
-  const uint v1468 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1468 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1469 = v614 + v1468;
-  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1471 = v1469 < v1;
   const bool v1472 = v1470 && v1471;
   if (v1472) {
@@ -1340,11 +1340,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1490 = v1489 + v1469;
     out[v1490] = v1488;
   }
-  const uint v1491 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1491 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1492 = v615 + v1491;
-  const uint v1493 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1493 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1494 = v614 + v1493;
-  const bool v1495 = v1492 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1495 = v1492 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1496 = v1494 < v1;
   const bool v1497 = v1495 && v1496;
   if (v1497) {
@@ -1365,11 +1365,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1515 = v1514 + v1494;
     out[v1515] = v1513;
   }
-  const uint v1516 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1516 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1517 = v615 + v1516;
-  const uint v1518 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1518 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1519 = v614 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1390,11 +1390,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1540 = v1539 + v1519;
     out[v1540] = v1538;
   }
-  const uint v1541 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1541 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1542 = v615 + v1541;
-  const uint v1543 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1543 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1544 = v614 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1546 = v1544 < v1;
   const bool v1547 = v1545 && v1546;
   if (v1547) {
@@ -1415,11 +1415,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1565 = v1564 + v1544;
     out[v1565] = v1563;
   }
-  const uint v1566 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1566 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1567 = v615 + v1566;
-  const uint v1568 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1568 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1569 = v614 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1440,11 +1440,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1590 = v1589 + v1569;
     out[v1590] = v1588;
   }
-  const uint v1591 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1591 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1592 = v615 + v1591;
-  const uint v1593 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1593 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1594 = v614 + v1593;
-  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1596 = v1594 < v1;
   const bool v1597 = v1595 && v1596;
   if (v1597) {
@@ -1465,11 +1465,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1615 = v1614 + v1594;
     out[v1615] = v1613;
   }
-  const uint v1616 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1616 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1617 = v615 + v1616;
-  const uint v1618 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1618 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1619 = v614 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1621 = v1619 < v1;
   const bool v1622 = v1620 && v1621;
   if (v1622) {
@@ -1490,11 +1490,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1640 = v1639 + v1619;
     out[v1640] = v1638;
   }
-  const uint v1641 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1641 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1642 = v615 + v1641;
-  const uint v1643 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1643 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1644 = v614 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1646 = v1644 < v1;
   const bool v1647 = v1645 && v1646;
   if (v1647) {
@@ -1515,11 +1515,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1665 = v1664 + v1644;
     out[v1665] = v1663;
   }
-  const uint v1666 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1666 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1667 = v615 + v1666;
-  const uint v1668 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1668 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1669 = v614 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -1540,11 +1540,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1690 = v1689 + v1669;
     out[v1690] = v1688;
   }
-  const uint v1691 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1691 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1692 = v615 + v1691;
-  const uint v1693 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1693 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1694 = v614 + v1693;
-  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1696 = v1694 < v1;
   const bool v1697 = v1695 && v1696;
   if (v1697) {
@@ -1565,11 +1565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1715 = v1714 + v1694;
     out[v1715] = v1713;
   }
-  const uint v1716 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1716 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1717 = v615 + v1716;
-  const uint v1718 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1718 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1719 = v614 + v1718;
-  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1721 = v1719 < v1;
   const bool v1722 = v1720 && v1721;
   if (v1722) {
@@ -1590,11 +1590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1740 = v1739 + v1719;
     out[v1740] = v1738;
   }
-  const uint v1741 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1741 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1742 = v615 + v1741;
-  const uint v1743 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1743 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1744 = v614 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1746 = v1744 < v1;
   const bool v1747 = v1745 && v1746;
   if (v1747) {
@@ -1615,11 +1615,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1765 = v1764 + v1744;
     out[v1765] = v1763;
   }
-  const uint v1766 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1766 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1767 = v615 + v1766;
-  const uint v1768 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1768 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1769 = v614 + v1768;
-  const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1771 = v1769 < v1;
   const bool v1772 = v1770 && v1771;
   if (v1772) {
@@ -1640,11 +1640,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1790 = v1789 + v1769;
     out[v1790] = v1788;
   }
-  const uint v1791 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1791 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1792 = v615 + v1791;
-  const uint v1793 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1793 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1794 = v614 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1796 = v1794 < v1;
   const bool v1797 = v1795 && v1796;
   if (v1797) {
@@ -1665,11 +1665,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1815 = v1814 + v1794;
     out[v1815] = v1813;
   }
-  const uint v1816 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1816 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1817 = v615 + v1816;
-  const uint v1818 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1818 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1819 = v614 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1821 = v1819 < v1;
   const bool v1822 = v1820 && v1821;
   if (v1822) {
@@ -1690,11 +1690,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1840 = v1839 + v1819;
     out[v1840] = v1838;
   }
-  const uint v1841 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1841 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1842 = v615 + v1841;
-  const uint v1843 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1843 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1844 = v614 + v1843;
-  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1846 = v1844 < v1;
   const bool v1847 = v1845 && v1846;
   if (v1847) {
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1865 = v1864 + v1844;
     out[v1865] = v1863;
   }
-  const uint v1866 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1866 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1867 = v615 + v1866;
-  const uint v1868 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1868 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1869 = v614 + v1868;
-  const bool v1870 = v1867 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1870 = v1867 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1871 = v1869 < v1;
   const bool v1872 = v1870 && v1871;
   if (v1872) {
@@ -1740,11 +1740,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1890 = v1889 + v1869;
     out[v1890] = v1888;
   }
-  const uint v1891 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1891 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1892 = v615 + v1891;
-  const uint v1893 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1893 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1894 = v614 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
@@ -1765,11 +1765,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1915 = v1914 + v1894;
     out[v1915] = v1913;
   }
-  const uint v1916 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1916 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1917 = v615 + v1916;
-  const uint v1918 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1918 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1919 = v614 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -1790,11 +1790,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1940 = v1939 + v1919;
     out[v1940] = v1938;
   }
-  const uint v1941 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1941 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1942 = v615 + v1941;
-  const uint v1943 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1943 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1944 = v614 + v1943;
-  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1946 = v1944 < v1;
   const bool v1947 = v1945 && v1946;
   if (v1947) {
@@ -1815,11 +1815,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1965 = v1964 + v1944;
     out[v1965] = v1963;
   }
-  const uint v1966 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1966 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1967 = v615 + v1966;
-  const uint v1968 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1968 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1969 = v614 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -1840,11 +1840,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1990 = v1989 + v1969;
     out[v1990] = v1988;
   }
-  const uint v1991 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1991 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1992 = v615 + v1991;
-  const uint v1993 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1993 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1994 = v614 + v1993;
-  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1996 = v1994 < v1;
   const bool v1997 = v1995 && v1996;
   if (v1997) {
@@ -1865,11 +1865,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2015 = v2014 + v1994;
     out[v2015] = v2013;
   }
-  const uint v2016 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2016 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2017 = v615 + v2016;
-  const uint v2018 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2018 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2019 = v614 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2021 = v2019 < v1;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -1890,11 +1890,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2040 = v2039 + v2019;
     out[v2040] = v2038;
   }
-  const uint v2041 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2041 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2042 = v615 + v2041;
-  const uint v2043 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2043 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2044 = v614 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2046 = v2044 < v1;
   const bool v2047 = v2045 && v2046;
   if (v2047) {
@@ -1915,11 +1915,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2065 = v2064 + v2044;
     out[v2065] = v2063;
   }
-  const uint v2066 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2066 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2067 = v615 + v2066;
-  const uint v2068 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2068 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2069 = v614 + v2068;
-  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2071 = v2069 < v1;
   const bool v2072 = v2070 && v2071;
   if (v2072) {
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2090 = v2089 + v2069;
     out[v2090] = v2088;
   }
-  const uint v2091 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2091 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2092 = v615 + v2091;
-  const uint v2093 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2093 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2094 = v614 + v2093;
-  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2096 = v2094 < v1;
   const bool v2097 = v2095 && v2096;
   if (v2097) {
@@ -1965,11 +1965,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2115 = v2114 + v2094;
     out[v2115] = v2113;
   }
-  const uint v2116 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2116 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2117 = v615 + v2116;
-  const uint v2118 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2118 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2119 = v614 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2121 = v2119 < v1;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -1990,11 +1990,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2140 = v2139 + v2119;
     out[v2140] = v2138;
   }
-  const uint v2141 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2141 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2142 = v615 + v2141;
-  const uint v2143 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2143 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2144 = v614 + v2143;
-  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2146 = v2144 < v1;
   const bool v2147 = v2145 && v2146;
   if (v2147) {
@@ -2015,11 +2015,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2165 = v2164 + v2144;
     out[v2165] = v2163;
   }
-  const uint v2166 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2166 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2167 = v615 + v2166;
-  const uint v2168 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2168 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2169 = v614 + v2168;
-  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2171 = v2169 < v1;
   const bool v2172 = v2170 && v2171;
   if (v2172) {
@@ -2040,11 +2040,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2190 = v2189 + v2169;
     out[v2190] = v2188;
   }
-  const uint v2191 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2191 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2192 = v615 + v2191;
-  const uint v2193 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2193 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2194 = v614 + v2193;
-  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2196 = v2194 < v1;
   const bool v2197 = v2195 && v2196;
   if (v2197) {
@@ -2065,11 +2065,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2215 = v2214 + v2194;
     out[v2215] = v2213;
   }
-  const uint v2216 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2216 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2217 = v615 + v2216;
-  const uint v2218 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2218 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2219 = v614 + v2218;
-  const bool v2220 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2220 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2221 = v2219 < v1;
   const bool v2222 = v2220 && v2221;
   if (v2222) {
@@ -2090,11 +2090,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2240 = v2239 + v2219;
     out[v2240] = v2238;
   }
-  const uint v2241 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2241 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2242 = v615 + v2241;
-  const uint v2243 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2243 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2244 = v614 + v2243;
-  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2246 = v2244 < v1;
   const bool v2247 = v2245 && v2246;
   if (v2247) {
@@ -2115,11 +2115,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2265 = v2264 + v2244;
     out[v2265] = v2263;
   }
-  const uint v2266 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2266 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2267 = v615 + v2266;
-  const uint v2268 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2268 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2269 = v614 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2140,11 +2140,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2290 = v2289 + v2269;
     out[v2290] = v2288;
   }
-  const uint v2291 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2291 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2292 = v615 + v2291;
-  const uint v2293 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2293 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2294 = v614 + v2293;
-  const bool v2295 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2295 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2296 = v2294 < v1;
   const bool v2297 = v2295 && v2296;
   if (v2297) {
@@ -2165,11 +2165,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2315 = v2314 + v2294;
     out[v2315] = v2313;
   }
-  const uint v2316 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2316 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2317 = v615 + v2316;
-  const uint v2318 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2318 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2319 = v614 + v2318;
-  const bool v2320 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2320 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2321 = v2319 < v1;
   const bool v2322 = v2320 && v2321;
   if (v2322) {
@@ -2190,11 +2190,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2340 = v2339 + v2319;
     out[v2340] = v2338;
   }
-  const uint v2341 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2341 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2342 = v615 + v2341;
-  const uint v2343 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2343 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2344 = v614 + v2343;
-  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2346 = v2344 < v1;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
@@ -2215,11 +2215,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2365 = v2364 + v2344;
     out[v2365] = v2363;
   }
-  const uint v2366 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2366 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2367 = v615 + v2366;
-  const uint v2368 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2368 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2369 = v614 + v2368;
-  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2371 = v2369 < v1;
   const bool v2372 = v2370 && v2371;
   if (v2372) {
@@ -2240,11 +2240,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2390 = v2389 + v2369;
     out[v2390] = v2388;
   }
-  const uint v2391 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2391 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2392 = v615 + v2391;
-  const uint v2393 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2393 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2394 = v614 + v2393;
-  const bool v2395 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2395 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2396 = v2394 < v1;
   const bool v2397 = v2395 && v2396;
   if (v2397) {
@@ -2265,11 +2265,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2415 = v2414 + v2394;
     out[v2415] = v2413;
   }
-  const uint v2416 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2416 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2417 = v615 + v2416;
-  const uint v2418 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2418 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2419 = v614 + v2418;
-  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2421 = v2419 < v1;
   const bool v2422 = v2420 && v2421;
   if (v2422) {
@@ -2290,11 +2290,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2440 = v2439 + v2419;
     out[v2440] = v2438;
   }
-  const uint v2441 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2441 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2442 = v615 + v2441;
-  const uint v2443 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2443 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2444 = v614 + v2443;
-  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2446 = v2444 < v1;
   const bool v2447 = v2445 && v2446;
   if (v2447) {
@@ -2315,11 +2315,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2465 = v2464 + v2444;
     out[v2465] = v2463;
   }
-  const uint v2466 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2466 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2467 = v615 + v2466;
-  const uint v2468 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2468 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2469 = v614 + v2468;
-  const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2471 = v2469 < v1;
   const bool v2472 = v2470 && v2471;
   if (v2472) {
@@ -2340,11 +2340,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2490 = v2489 + v2469;
     out[v2490] = v2488;
   }
-  const uint v2491 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2491 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2492 = v615 + v2491;
-  const uint v2493 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2493 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2494 = v614 + v2493;
-  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
@@ -2365,11 +2365,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2515 = v2514 + v2494;
     out[v2515] = v2513;
   }
-  const uint v2516 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2516 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2517 = v615 + v2516;
-  const uint v2518 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2518 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2519 = v614 + v2518;
-  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2521 = v2519 < v1;
   const bool v2522 = v2520 && v2521;
   if (v2522) {
@@ -2390,11 +2390,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2540 = v2539 + v2519;
     out[v2540] = v2538;
   }
-  const uint v2541 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2541 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2542 = v615 + v2541;
-  const uint v2543 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2543 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2544 = v614 + v2543;
-  const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2546 = v2544 < v1;
   const bool v2547 = v2545 && v2546;
   if (v2547) {
@@ -2415,11 +2415,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2565 = v2564 + v2544;
     out[v2565] = v2563;
   }
-  const uint v2566 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2566 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2567 = v615 + v2566;
-  const uint v2568 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2568 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2569 = v614 + v2568;
-  const bool v2570 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2570 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2571 = v2569 < v1;
   const bool v2572 = v2570 && v2571;
   if (v2572) {
@@ -2440,11 +2440,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2590 = v2589 + v2569;
     out[v2590] = v2588;
   }
-  const uint v2591 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2591 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2592 = v615 + v2591;
-  const uint v2593 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2593 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2594 = v614 + v2593;
-  const bool v2595 = v2592 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2595 = v2592 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2596 = v2594 < v1;
   const bool v2597 = v2595 && v2596;
   if (v2597) {
@@ -2465,11 +2465,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2615 = v2614 + v2594;
     out[v2615] = v2613;
   }
-  const uint v2616 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2616 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2617 = v615 + v2616;
-  const uint v2618 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2618 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2619 = v614 + v2618;
-  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -2490,11 +2490,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2640 = v2639 + v2619;
     out[v2640] = v2638;
   }
-  const uint v2641 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2641 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2642 = v615 + v2641;
-  const uint v2643 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2643 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2644 = v614 + v2643;
-  const bool v2645 = v2642 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2645 = v2642 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2646 = v2644 < v1;
   const bool v2647 = v2645 && v2646;
   if (v2647) {
@@ -2515,11 +2515,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2665 = v2664 + v2644;
     out[v2665] = v2663;
   }
-  const uint v2666 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2666 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2667 = v615 + v2666;
-  const uint v2668 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2668 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2669 = v614 + v2668;
-  const bool v2670 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2670 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2671 = v2669 < v1;
   const bool v2672 = v2670 && v2671;
   if (v2672) {
@@ -2540,11 +2540,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2690 = v2689 + v2669;
     out[v2690] = v2688;
   }
-  const uint v2691 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2691 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2692 = v615 + v2691;
-  const uint v2693 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2693 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2694 = v614 + v2693;
-  const bool v2695 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2695 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2696 = v2694 < v1;
   const bool v2697 = v2695 && v2696;
   if (v2697) {
@@ -2565,11 +2565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2715 = v2714 + v2694;
     out[v2715] = v2713;
   }
-  const uint v2716 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2716 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2717 = v615 + v2716;
-  const uint v2718 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2718 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2719 = v614 + v2718;
-  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2721 = v2719 < v1;
   const bool v2722 = v2720 && v2721;
   if (v2722) {
@@ -2590,11 +2590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2740 = v2739 + v2719;
     out[v2740] = v2738;
   }
-  const uint v2741 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2741 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2742 = v615 + v2741;
-  const uint v2743 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2743 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2744 = v614 + v2743;
-  const bool v2745 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2745 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2746 = v2744 < v1;
   const bool v2747 = v2745 && v2746;
   if (v2747) {
@@ -2615,11 +2615,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2765 = v2764 + v2744;
     out[v2765] = v2763;
   }
-  const uint v2766 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2766 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2767 = v615 + v2766;
-  const uint v2768 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2768 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2769 = v614 + v2768;
-  const bool v2770 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2770 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2771 = v2769 < v1;
   const bool v2772 = v2770 && v2771;
   if (v2772) {
@@ -2640,11 +2640,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2790 = v2789 + v2769;
     out[v2790] = v2788;
   }
-  const uint v2791 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2791 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2792 = v615 + v2791;
-  const uint v2793 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2793 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2794 = v614 + v2793;
-  const bool v2795 = v2792 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2795 = v2792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2796 = v2794 < v1;
   const bool v2797 = v2795 && v2796;
   if (v2797) {
@@ -2665,11 +2665,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2815 = v2814 + v2794;
     out[v2815] = v2813;
   }
-  const uint v2816 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2816 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2817 = v615 + v2816;
-  const uint v2818 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2818 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2819 = v614 + v2818;
-  const bool v2820 = v2817 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2820 = v2817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2821 = v2819 < v1;
   const bool v2822 = v2820 && v2821;
   if (v2822) {
@@ -2690,11 +2690,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2840 = v2839 + v2819;
     out[v2840] = v2838;
   }
-  const uint v2841 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2841 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2842 = v615 + v2841;
-  const uint v2843 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2843 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2844 = v614 + v2843;
-  const bool v2845 = v2842 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2845 = v2842 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2846 = v2844 < v1;
   const bool v2847 = v2845 && v2846;
   if (v2847) {
@@ -2715,11 +2715,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2865 = v2864 + v2844;
     out[v2865] = v2863;
   }
-  const uint v2866 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2866 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2867 = v615 + v2866;
-  const uint v2868 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2868 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2869 = v614 + v2868;
-  const bool v2870 = v2867 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2870 = v2867 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2871 = v2869 < v1;
   const bool v2872 = v2870 && v2871;
   if (v2872) {
@@ -2740,11 +2740,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2890 = v2889 + v2869;
     out[v2890] = v2888;
   }
-  const uint v2891 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2891 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2892 = v615 + v2891;
-  const uint v2893 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2893 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2894 = v614 + v2893;
-  const bool v2895 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2895 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2896 = v2894 < v1;
   const bool v2897 = v2895 && v2896;
   if (v2897) {
@@ -2765,11 +2765,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2915 = v2914 + v2894;
     out[v2915] = v2913;
   }
-  const uint v2916 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2916 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2917 = v615 + v2916;
-  const uint v2918 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2918 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2919 = v614 + v2918;
-  const bool v2920 = v2917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2920 = v2917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2921 = v2919 < v1;
   const bool v2922 = v2920 && v2921;
   if (v2922) {
@@ -2790,11 +2790,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2940 = v2939 + v2919;
     out[v2940] = v2938;
   }
-  const uint v2941 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2941 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2942 = v615 + v2941;
-  const uint v2943 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2943 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2944 = v614 + v2943;
-  const bool v2945 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2945 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2946 = v2944 < v1;
   const bool v2947 = v2945 && v2946;
   if (v2947) {
@@ -2815,11 +2815,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2965 = v2964 + v2944;
     out[v2965] = v2963;
   }
-  const uint v2966 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2966 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2967 = v615 + v2966;
-  const uint v2968 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2968 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2969 = v614 + v2968;
-  const bool v2970 = v2967 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2970 = v2967 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2971 = v2969 < v1;
   const bool v2972 = v2970 && v2971;
   if (v2972) {
@@ -2840,11 +2840,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2990 = v2989 + v2969;
     out[v2990] = v2988;
   }
-  const uint v2991 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2991 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2992 = v615 + v2991;
-  const uint v2993 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2993 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2994 = v614 + v2993;
-  const bool v2995 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2995 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2996 = v2994 < v1;
   const bool v2997 = v2995 && v2996;
   if (v2997) {
@@ -2865,11 +2865,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3015 = v3014 + v2994;
     out[v3015] = v3013;
   }
-  const uint v3016 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3016 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3017 = v615 + v3016;
-  const uint v3018 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3018 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3019 = v614 + v3018;
-  const bool v3020 = v3017 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3020 = v3017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3021 = v3019 < v1;
   const bool v3022 = v3020 && v3021;
   if (v3022) {
@@ -2890,11 +2890,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3040 = v3039 + v3019;
     out[v3040] = v3038;
   }
-  const uint v3041 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3041 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3042 = v615 + v3041;
-  const uint v3043 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3043 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3044 = v614 + v3043;
-  const bool v3045 = v3042 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3045 = v3042 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3046 = v3044 < v1;
   const bool v3047 = v3045 && v3046;
   if (v3047) {
@@ -2915,11 +2915,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3065 = v3064 + v3044;
     out[v3065] = v3063;
   }
-  const uint v3066 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3066 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3067 = v615 + v3066;
-  const uint v3068 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3068 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3069 = v614 + v3068;
-  const bool v3070 = v3067 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3070 = v3067 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3071 = v3069 < v1;
   const bool v3072 = v3070 && v3071;
   if (v3072) {
@@ -2940,11 +2940,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3090 = v3089 + v3069;
     out[v3090] = v3088;
   }
-  const uint v3091 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3091 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3092 = v615 + v3091;
-  const uint v3093 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3093 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3094 = v614 + v3093;
-  const bool v3095 = v3092 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3095 = v3092 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3096 = v3094 < v1;
   const bool v3097 = v3095 && v3096;
   if (v3097) {
@@ -2965,11 +2965,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3115 = v3114 + v3094;
     out[v3115] = v3113;
   }
-  const uint v3116 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3116 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3117 = v615 + v3116;
-  const uint v3118 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3118 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3119 = v614 + v3118;
-  const bool v3120 = v3117 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3120 = v3117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3121 = v3119 < v1;
   const bool v3122 = v3120 && v3121;
   if (v3122) {
@@ -2990,11 +2990,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3140 = v3139 + v3119;
     out[v3140] = v3138;
   }
-  const uint v3141 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3141 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3142 = v615 + v3141;
-  const uint v3143 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3143 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3144 = v614 + v3143;
-  const bool v3145 = v3142 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3145 = v3142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3146 = v3144 < v1;
   const bool v3147 = v3145 && v3146;
   if (v3147) {
@@ -3015,11 +3015,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3165 = v3164 + v3144;
     out[v3165] = v3163;
   }
-  const uint v3166 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3166 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3167 = v615 + v3166;
-  const uint v3168 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3168 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3169 = v614 + v3168;
-  const bool v3170 = v3167 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3170 = v3167 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3171 = v3169 < v1;
   const bool v3172 = v3170 && v3171;
   if (v3172) {
@@ -3040,11 +3040,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3190 = v3189 + v3169;
     out[v3190] = v3188;
   }
-  const uint v3191 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3191 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3192 = v615 + v3191;
-  const uint v3193 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3193 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3194 = v614 + v3193;
-  const bool v3195 = v3192 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3195 = v3192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3196 = v3194 < v1;
   const bool v3197 = v3195 && v3196;
   if (v3197) {
@@ -3065,11 +3065,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3215 = v3214 + v3194;
     out[v3215] = v3213;
   }
-  const uint v3216 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3216 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3217 = v615 + v3216;
-  const uint v3218 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3218 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3219 = v614 + v3218;
-  const bool v3220 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3220 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3221 = v3219 < v1;
   const bool v3222 = v3220 && v3221;
   if (v3222) {
@@ -3090,11 +3090,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3240 = v3239 + v3219;
     out[v3240] = v3238;
   }
-  const uint v3241 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3241 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3242 = v615 + v3241;
-  const uint v3243 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3243 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3244 = v614 + v3243;
-  const bool v3245 = v3242 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3245 = v3242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3246 = v3244 < v1;
   const bool v3247 = v3245 && v3246;
   if (v3247) {
@@ -3115,11 +3115,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3265 = v3264 + v3244;
     out[v3265] = v3263;
   }
-  const uint v3266 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3266 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3267 = v615 + v3266;
-  const uint v3268 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3268 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3269 = v614 + v3268;
-  const bool v3270 = v3267 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3270 = v3267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3271 = v3269 < v1;
   const bool v3272 = v3270 && v3271;
   if (v3272) {
@@ -3140,11 +3140,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3290 = v3289 + v3269;
     out[v3290] = v3288;
   }
-  const uint v3291 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3291 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3292 = v615 + v3291;
-  const uint v3293 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3293 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3294 = v614 + v3293;
-  const bool v3295 = v3292 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3295 = v3292 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3296 = v3294 < v1;
   const bool v3297 = v3295 && v3296;
   if (v3297) {
@@ -3165,11 +3165,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3315 = v3314 + v3294;
     out[v3315] = v3313;
   }
-  const uint v3316 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3316 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3317 = v615 + v3316;
-  const uint v3318 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3318 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3319 = v614 + v3318;
-  const bool v3320 = v3317 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3320 = v3317 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3321 = v3319 < v1;
   const bool v3322 = v3320 && v3321;
   if (v3322) {
@@ -3190,11 +3190,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3340 = v3339 + v3319;
     out[v3340] = v3338;
   }
-  const uint v3341 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3341 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3342 = v615 + v3341;
-  const uint v3343 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3343 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3344 = v614 + v3343;
-  const bool v3345 = v3342 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3345 = v3342 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3346 = v3344 < v1;
   const bool v3347 = v3345 && v3346;
   if (v3347) {
@@ -3215,11 +3215,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3365 = v3364 + v3344;
     out[v3365] = v3363;
   }
-  const uint v3366 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3366 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3367 = v615 + v3366;
-  const uint v3368 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3368 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3369 = v614 + v3368;
-  const bool v3370 = v3367 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3370 = v3367 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3371 = v3369 < v1;
   const bool v3372 = v3370 && v3371;
   if (v3372) {
@@ -3240,11 +3240,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3390 = v3389 + v3369;
     out[v3390] = v3388;
   }
-  const uint v3391 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3391 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3392 = v615 + v3391;
-  const uint v3393 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3393 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3394 = v614 + v3393;
-  const bool v3395 = v3392 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3395 = v3392 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3396 = v3394 < v1;
   const bool v3397 = v3395 && v3396;
   if (v3397) {
@@ -3265,11 +3265,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3415 = v3414 + v3394;
     out[v3415] = v3413;
   }
-  const uint v3416 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3416 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3417 = v615 + v3416;
-  const uint v3418 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3418 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3419 = v614 + v3418;
-  const bool v3420 = v3417 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3420 = v3417 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3421 = v3419 < v1;
   const bool v3422 = v3420 && v3421;
   if (v3422) {
@@ -3290,11 +3290,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3440 = v3439 + v3419;
     out[v3440] = v3438;
   }
-  const uint v3441 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3441 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3442 = v615 + v3441;
-  const uint v3443 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3443 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3444 = v614 + v3443;
-  const bool v3445 = v3442 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3445 = v3442 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3446 = v3444 < v1;
   const bool v3447 = v3445 && v3446;
   if (v3447) {
@@ -3315,11 +3315,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3465 = v3464 + v3444;
     out[v3465] = v3463;
   }
-  const uint v3466 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3466 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3467 = v615 + v3466;
-  const uint v3468 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3468 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3469 = v614 + v3468;
-  const bool v3470 = v3467 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3470 = v3467 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3471 = v3469 < v1;
   const bool v3472 = v3470 && v3471;
   if (v3472) {
@@ -3340,11 +3340,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3490 = v3489 + v3469;
     out[v3490] = v3488;
   }
-  const uint v3491 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3491 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3492 = v615 + v3491;
-  const uint v3493 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3493 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3494 = v614 + v3493;
-  const bool v3495 = v3492 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3495 = v3492 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3496 = v3494 < v1;
   const bool v3497 = v3495 && v3496;
   if (v3497) {
@@ -3365,11 +3365,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3515 = v3514 + v3494;
     out[v3515] = v3513;
   }
-  const uint v3516 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3516 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3517 = v615 + v3516;
-  const uint v3518 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3518 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3519 = v614 + v3518;
-  const bool v3520 = v3517 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3520 = v3517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3521 = v3519 < v1;
   const bool v3522 = v3520 && v3521;
   if (v3522) {
@@ -3390,11 +3390,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3540 = v3539 + v3519;
     out[v3540] = v3538;
   }
-  const uint v3541 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3541 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3542 = v615 + v3541;
-  const uint v3543 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3543 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3544 = v614 + v3543;
-  const bool v3545 = v3542 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3545 = v3542 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3546 = v3544 < v1;
   const bool v3547 = v3545 && v3546;
   if (v3547) {
@@ -3415,11 +3415,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3565 = v3564 + v3544;
     out[v3565] = v3563;
   }
-  const uint v3566 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3566 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3567 = v615 + v3566;
-  const uint v3568 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3568 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3569 = v614 + v3568;
-  const bool v3570 = v3567 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3570 = v3567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3571 = v3569 < v1;
   const bool v3572 = v3570 && v3571;
   if (v3572) {
@@ -3440,11 +3440,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3590 = v3589 + v3569;
     out[v3590] = v3588;
   }
-  const uint v3591 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3591 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3592 = v615 + v3591;
-  const uint v3593 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3593 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3594 = v614 + v3593;
-  const bool v3595 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3595 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3596 = v3594 < v1;
   const bool v3597 = v3595 && v3596;
   if (v3597) {
@@ -3465,11 +3465,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3615 = v3614 + v3594;
     out[v3615] = v3613;
   }
-  const uint v3616 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3616 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3617 = v615 + v3616;
-  const uint v3618 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3618 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3619 = v614 + v3618;
-  const bool v3620 = v3617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3620 = v3617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3621 = v3619 < v1;
   const bool v3622 = v3620 && v3621;
   if (v3622) {
@@ -3490,11 +3490,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3640 = v3639 + v3619;
     out[v3640] = v3638;
   }
-  const uint v3641 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3641 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3642 = v615 + v3641;
-  const uint v3643 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3643 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3644 = v614 + v3643;
-  const bool v3645 = v3642 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3645 = v3642 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3646 = v3644 < v1;
   const bool v3647 = v3645 && v3646;
   if (v3647) {
@@ -3515,11 +3515,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3665 = v3664 + v3644;
     out[v3665] = v3663;
   }
-  const uint v3666 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3666 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3667 = v615 + v3666;
-  const uint v3668 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3668 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3669 = v614 + v3668;
-  const bool v3670 = v3667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3670 = v3667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3671 = v3669 < v1;
   const bool v3672 = v3670 && v3671;
   if (v3672) {
@@ -3540,11 +3540,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3690 = v3689 + v3669;
     out[v3690] = v3688;
   }
-  const uint v3691 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3691 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3692 = v615 + v3691;
-  const uint v3693 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3693 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3694 = v614 + v3693;
-  const bool v3695 = v3692 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3695 = v3692 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3696 = v3694 < v1;
   const bool v3697 = v3695 && v3696;
   if (v3697) {
@@ -3565,11 +3565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3715 = v3714 + v3694;
     out[v3715] = v3713;
   }
-  const uint v3716 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3716 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3717 = v615 + v3716;
-  const uint v3718 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3718 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3719 = v614 + v3718;
-  const bool v3720 = v3717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3720 = v3717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3721 = v3719 < v1;
   const bool v3722 = v3720 && v3721;
   if (v3722) {
@@ -3590,11 +3590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3740 = v3739 + v3719;
     out[v3740] = v3738;
   }
-  const uint v3741 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3741 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3742 = v615 + v3741;
-  const uint v3743 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3743 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3744 = v614 + v3743;
-  const bool v3745 = v3742 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3745 = v3742 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3746 = v3744 < v1;
   const bool v3747 = v3745 && v3746;
   if (v3747) {
@@ -3615,11 +3615,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3765 = v3764 + v3744;
     out[v3765] = v3763;
   }
-  const uint v3766 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3766 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3767 = v615 + v3766;
-  const uint v3768 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3768 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3769 = v614 + v3768;
-  const bool v3770 = v3767 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3770 = v3767 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3771 = v3769 < v1;
   const bool v3772 = v3770 && v3771;
   if (v3772) {
@@ -3640,11 +3640,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3790 = v3789 + v3769;
     out[v3790] = v3788;
   }
-  const uint v3791 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3791 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3792 = v615 + v3791;
-  const uint v3793 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3793 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3794 = v614 + v3793;
-  const bool v3795 = v3792 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3795 = v3792 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3796 = v3794 < v1;
   const bool v3797 = v3795 && v3796;
   if (v3797) {

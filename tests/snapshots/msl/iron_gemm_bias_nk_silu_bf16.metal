@@ -92,384 +92,384 @@ kernel void iron_gemm_bias_nk_silu_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v3312 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3315 = v3312 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3318 = v3312 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3312 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3315 = v3312 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3318 = v3312 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3319 = v3318 << 3u;
-    const uint v3320 = v24 + v3315;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3320 = v24 + v3315;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3321 = v3320 < v0;
-    const uint v3326 = v3320 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3332 = v3315 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3337 = v3312 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3339 = v3337 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3342 = v3337 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3326 = v3320 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3332 = v3315 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3337 = v3312 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3339 = v3337 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3342 = v3337 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3343 = v3342 << 3u;
-    const uint v3344 = v24 + v3339;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3344 = v24 + v3339;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3345 = v3344 < v0;
-    const uint v3350 = v3344 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3356 = v3339 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3361 = v3312 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3363 = v3361 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3366 = v3361 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3350 = v3344 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3356 = v3339 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3361 = v3312 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3363 = v3361 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3366 = v3361 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3367 = v3366 << 3u;
-    const uint v3368 = v24 + v3363;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3368 = v24 + v3363;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3369 = v3368 < v0;
-    const uint v3374 = v3368 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3380 = v3363 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3385 = v3312 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3387 = v3385 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3390 = v3385 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3374 = v3368 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3380 = v3363 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3385 = v3312 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3387 = v3385 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3390 = v3385 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3391 = v3390 << 3u;
-    const uint v3392 = v24 + v3387;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3392 = v24 + v3387;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3393 = v3392 < v0;
-    const uint v3398 = v3392 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3404 = v3387 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3409 = v3312 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3411 = v3409 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3414 = v3409 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3398 = v3392 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3404 = v3387 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3409 = v3312 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3411 = v3409 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3414 = v3409 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3415 = v3414 << 3u;
-    const uint v3416 = v24 + v3411;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3416 = v24 + v3411;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3417 = v3416 < v0;
-    const uint v3422 = v3416 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3428 = v3411 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3433 = v3312 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3435 = v3433 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3438 = v3433 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3422 = v3416 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3428 = v3411 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3433 = v3312 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3435 = v3433 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3438 = v3433 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3439 = v3438 << 3u;
-    const uint v3440 = v24 + v3435;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3440 = v24 + v3435;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3441 = v3440 < v0;
-    const uint v3446 = v3440 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3452 = v3435 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3457 = v3312 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3459 = v3457 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3462 = v3457 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3446 = v3440 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3452 = v3435 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3457 = v3312 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3459 = v3457 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3462 = v3457 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3463 = v3462 << 3u;
-    const uint v3464 = v24 + v3459;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3464 = v24 + v3459;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3465 = v3464 < v0;
-    const uint v3470 = v3464 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3476 = v3459 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3481 = v3312 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3483 = v3481 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3486 = v3481 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3470 = v3464 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3476 = v3459 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3481 = v3312 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3483 = v3481 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3486 = v3481 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3487 = v3486 << 3u;
-    const uint v3488 = v24 + v3483;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3488 = v24 + v3483;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3489 = v3488 < v0;
-    const uint v3494 = v3488 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3500 = v3483 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3514 = v28 + v3315;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3494 = v3488 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3500 = v3483 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3514 = v28 + v3315;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3515 = v3514 < v1;
-    const uint v3520 = v3514 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3538 = v28 + v3339;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3520 = v3514 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3538 = v28 + v3339;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3539 = v3538 < v1;
-    const uint v3544 = v3538 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3562 = v28 + v3363;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3544 = v3538 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3562 = v28 + v3363;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3563 = v3562 < v1;
-    const uint v3568 = v3562 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3586 = v28 + v3387;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3568 = v3562 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3586 = v28 + v3387;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3587 = v3586 < v1;
-    const uint v3592 = v3586 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3610 = v28 + v3411;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3592 = v3586 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3610 = v28 + v3411;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3611 = v3610 < v1;
-    const uint v3616 = v3610 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3634 = v28 + v3435;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3616 = v3610 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3634 = v28 + v3435;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3635 = v3634 < v1;
-    const uint v3640 = v3634 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3658 = v28 + v3459;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3640 = v3634 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3658 = v28 + v3459;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3659 = v3658 < v1;
-    const uint v3664 = v3658 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3682 = v28 + v3483;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3664 = v3658 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3682 = v28 + v3483;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3683 = v3682 < v1;
-    const uint v3688 = v3682 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3704 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v3710 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v3688 = v3682 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3704 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v3710 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v3304 = 0u; v3304 < v2; v3304 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v3304 = 0u; v3304 < v2; v3304 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v3306 = v3304 >> 6u;
       const uint v3308 = v3306 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3310 = v3308 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v3322 = v3304 + v3319;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3310 = v3308 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v3322 = v3304 + v3319;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3323 = v3322 < v2;
       const bool v3324 = v3321 && v3323;
-      const uint v3328 = v3326 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3328 = v3326 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3329 = v3328 + v3319;
       const uint v3330 = v3324 ? v3329 : 0u;
-      const uint v3333 = v3310 + v3332;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3333 = v3310 + v3332;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3334 = v3333 + v3319;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3334 + e] = v3324 ? a[v3330 + e] : bfloat(0);
       }
-      const uint v3346 = v3304 + v3343;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3346 = v3304 + v3343;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3347 = v3346 < v2;
       const bool v3348 = v3345 && v3347;
-      const uint v3352 = v3350 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3352 = v3350 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3353 = v3352 + v3343;
       const uint v3354 = v3348 ? v3353 : 0u;
-      const uint v3357 = v3310 + v3356;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3357 = v3310 + v3356;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3358 = v3357 + v3343;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3358 + e] = v3348 ? a[v3354 + e] : bfloat(0);
       }
-      const uint v3370 = v3304 + v3367;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3370 = v3304 + v3367;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3371 = v3370 < v2;
       const bool v3372 = v3369 && v3371;
-      const uint v3376 = v3374 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3376 = v3374 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3377 = v3376 + v3367;
       const uint v3378 = v3372 ? v3377 : 0u;
-      const uint v3381 = v3310 + v3380;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3381 = v3310 + v3380;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3382 = v3381 + v3367;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3382 + e] = v3372 ? a[v3378 + e] : bfloat(0);
       }
-      const uint v3394 = v3304 + v3391;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3394 = v3304 + v3391;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3395 = v3394 < v2;
       const bool v3396 = v3393 && v3395;
-      const uint v3400 = v3398 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3400 = v3398 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3401 = v3400 + v3391;
       const uint v3402 = v3396 ? v3401 : 0u;
-      const uint v3405 = v3310 + v3404;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3405 = v3310 + v3404;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3406 = v3405 + v3391;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3406 + e] = v3396 ? a[v3402 + e] : bfloat(0);
       }
-      const uint v3418 = v3304 + v3415;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3418 = v3304 + v3415;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3419 = v3418 < v2;
       const bool v3420 = v3417 && v3419;
-      const uint v3424 = v3422 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3424 = v3422 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3425 = v3424 + v3415;
       const uint v3426 = v3420 ? v3425 : 0u;
-      const uint v3429 = v3310 + v3428;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3429 = v3310 + v3428;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3430 = v3429 + v3415;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3430 + e] = v3420 ? a[v3426 + e] : bfloat(0);
       }
-      const uint v3442 = v3304 + v3439;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3442 = v3304 + v3439;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3443 = v3442 < v2;
       const bool v3444 = v3441 && v3443;
-      const uint v3448 = v3446 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3448 = v3446 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3449 = v3448 + v3439;
       const uint v3450 = v3444 ? v3449 : 0u;
-      const uint v3453 = v3310 + v3452;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3453 = v3310 + v3452;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3454 = v3453 + v3439;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3454 + e] = v3444 ? a[v3450 + e] : bfloat(0);
       }
-      const uint v3466 = v3304 + v3463;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3466 = v3304 + v3463;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3467 = v3466 < v2;
       const bool v3468 = v3465 && v3467;
-      const uint v3472 = v3470 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3472 = v3470 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3473 = v3472 + v3463;
       const uint v3474 = v3468 ? v3473 : 0u;
-      const uint v3477 = v3310 + v3476;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3477 = v3310 + v3476;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3478 = v3477 + v3463;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3478 + e] = v3468 ? a[v3474 + e] : bfloat(0);
       }
-      const uint v3490 = v3304 + v3487;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3490 = v3304 + v3487;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3491 = v3490 < v2;
       const bool v3492 = v3489 && v3491;
-      const uint v3496 = v3494 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3496 = v3494 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3497 = v3496 + v3487;
       const uint v3498 = v3492 ? v3497 : 0u;
-      const uint v3501 = v3310 + v3500;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3501 = v3310 + v3500;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3502 = v3501 + v3487;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3502 + e] = v3492 ? a[v3498 + e] : bfloat(0);
       }
-      const bool v3518 = v3515 && v3323;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3522 = v3520 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3518 = v3515 && v3323;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3522 = v3520 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3523 = v3522 + v3319;
       const uint v3524 = v3518 ? v3523 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3334 + e] = v3518 ? b[v3524 + e] : bfloat(0);
       }
-      const bool v3542 = v3539 && v3347;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3546 = v3544 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3542 = v3539 && v3347;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3546 = v3544 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3547 = v3546 + v3343;
       const uint v3548 = v3542 ? v3547 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3358 + e] = v3542 ? b[v3548 + e] : bfloat(0);
       }
-      const bool v3566 = v3563 && v3371;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3570 = v3568 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3566 = v3563 && v3371;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3570 = v3568 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3571 = v3570 + v3367;
       const uint v3572 = v3566 ? v3571 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3382 + e] = v3566 ? b[v3572 + e] : bfloat(0);
       }
-      const bool v3590 = v3587 && v3395;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3594 = v3592 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3590 = v3587 && v3395;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3594 = v3592 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3595 = v3594 + v3391;
       const uint v3596 = v3590 ? v3595 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3406 + e] = v3590 ? b[v3596 + e] : bfloat(0);
       }
-      const bool v3614 = v3611 && v3419;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3618 = v3616 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3614 = v3611 && v3419;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3618 = v3616 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3619 = v3618 + v3415;
       const uint v3620 = v3614 ? v3619 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3430 + e] = v3614 ? b[v3620 + e] : bfloat(0);
       }
-      const bool v3638 = v3635 && v3443;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3642 = v3640 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3638 = v3635 && v3443;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3642 = v3640 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3643 = v3642 + v3439;
       const uint v3644 = v3638 ? v3643 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3454 + e] = v3638 ? b[v3644 + e] : bfloat(0);
       }
-      const bool v3662 = v3659 && v3467;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3666 = v3664 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3662 = v3659 && v3467;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3666 = v3664 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3667 = v3666 + v3463;
       const uint v3668 = v3662 ? v3667 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3478 + e] = v3662 ? b[v3668 + e] : bfloat(0);
       }
-      const bool v3686 = v3683 && v3491;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3690 = v3688 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v3686 = v3683 && v3491;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3690 = v3688 + v3304;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3691 = v3690 + v3487;
       const uint v3692 = v3686 ? v3691 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3502 + e] = v3686 ? b[v3692 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3705 = v3310 + v3704;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v3705 = v3310 + v3704;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v3705), long(64u));
-      const uint v3711 = v3310 + v3710;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v3711 = v3310 + v3710;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v3711), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v3718 = v3705 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v3718 = v3705 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v3718), long(64u));
-      const uint v3724 = v3711 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v3724 = v3711 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v3724), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v3730 = v3705 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v3730 = v3705 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v3730), long(64u));
-      const uint v3736 = v3711 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v3736 = v3711 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v3736), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v3742 = v3705 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v3742 = v3705 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v3742), long(64u));
-      const uint v3748 = v3711 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v3748 = v3711 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v3748), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v513 = iron_tid.x;
-    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v521 = v520 < v0;
         const uint v522 = v511 + v519;
         const bool v523 = v522 < v2;
         const bool v524 = v521 && v523;
         if (v524) {
-          const uint v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v528 = v526 + v511;
           const uint v529 = v528 + v519;
           const bfloat v530 = a[v529];
-          const uint v532 = v517 << 6u;
+          const uint v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v533 = v532 + v519;
           shm0[v533] = v530;
         } else {
-          const uint v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v536 = v535 + v519;
           shm0[v536] = bfloat(0.0f);
         }
       }
 
-      for (uint v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v547 = v546 < v1;
         const uint v548 = v511 + v545;
         const bool v549 = v548 < v2;
         const bool v550 = v547 && v549;
         if (v550) {
-          const uint v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v554 = v552 + v511;
           const uint v555 = v554 + v545;
           const bfloat v556 = b[v555];
-          const uint v558 = v543 << 6u;
+          const uint v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v559 = v558 + v545;
           shm1[v559] = v556;
         } else {
-          const uint v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v562 = v561 + v545;
           shm1[v562] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v615 = v24 + v33;
-  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v617 = v615 + v616;
-  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -487,11 +487,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v636 = v635 + v619;
     out[v636] = v634;
   }
-  const uint v637 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v637 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v638 = v615 + v637;
-  const uint v639 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v639 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v640 = v614 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v641 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
@@ -509,11 +509,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v657 = v656 + v640;
     out[v657] = v655;
   }
-  const uint v658 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v658 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v659 = v615 + v658;
-  const uint v660 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v660 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v661 = v614 + v660;
-  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v663 = v661 < v1;
   const bool v664 = v662 && v663;
   if (v664) {
@@ -531,11 +531,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v678 = v677 + v661;
     out[v678] = v676;
   }
-  const uint v679 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v679 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v680 = v615 + v679;
-  const uint v681 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v681 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v682 = v614 + v681;
-  const bool v683 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v683 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v684 = v682 < v1;
   const bool v685 = v683 && v684;
   if (v685) {
@@ -553,11 +553,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v699 = v698 + v682;
     out[v699] = v697;
   }
-  const uint v700 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v700 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v701 = v615 + v700;
-  const uint v702 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v702 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v703 = v614 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -575,11 +575,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v720 = v719 + v703;
     out[v720] = v718;
   }
-  const uint v721 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v721 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v722 = v615 + v721;
-  const uint v723 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v723 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v724 = v614 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v726 = v724 < v1;
   const bool v727 = v725 && v726;
   if (v727) {
@@ -597,11 +597,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v741 = v740 + v724;
     out[v741] = v739;
   }
-  const uint v742 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v742 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v743 = v615 + v742;
-  const uint v744 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v744 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v745 = v614 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v747 = v745 < v1;
   const bool v748 = v746 && v747;
   if (v748) {
@@ -619,11 +619,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v762 = v761 + v745;
     out[v762] = v760;
   }
-  const uint v763 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v763 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v764 = v615 + v763;
-  const uint v765 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v765 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v766 = v614 + v765;
-  const bool v767 = v764 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v767 = v764 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v768 = v766 < v1;
   const bool v769 = v767 && v768;
   if (v769) {
@@ -641,11 +641,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v783 = v782 + v766;
     out[v783] = v781;
   }
-  const uint v784 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v784 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v785 = v615 + v784;
-  const uint v786 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v786 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v787 = v614 + v786;
-  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -663,11 +663,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v804 = v803 + v787;
     out[v804] = v802;
   }
-  const uint v805 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v805 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v806 = v615 + v805;
-  const uint v807 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v807 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v808 = v614 + v807;
-  const bool v809 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v809 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -685,11 +685,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v825 = v824 + v808;
     out[v825] = v823;
   }
-  const uint v826 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v826 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v827 = v615 + v826;
-  const uint v828 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v828 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v829 = v614 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v831 = v829 < v1;
   const bool v832 = v830 && v831;
   if (v832) {
@@ -707,11 +707,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v846 = v845 + v829;
     out[v846] = v844;
   }
-  const uint v847 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v847 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v848 = v615 + v847;
-  const uint v849 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v849 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v850 = v614 + v849;
-  const bool v851 = v848 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v851 = v848 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v852 = v850 < v1;
   const bool v853 = v851 && v852;
   if (v853) {
@@ -729,11 +729,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v867 = v866 + v850;
     out[v867] = v865;
   }
-  const uint v868 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v868 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v869 = v615 + v868;
-  const uint v870 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v870 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v871 = v614 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v873 = v871 < v1;
   const bool v874 = v872 && v873;
   if (v874) {
@@ -751,11 +751,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v888 = v887 + v871;
     out[v888] = v886;
   }
-  const uint v889 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v889 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v890 = v615 + v889;
-  const uint v891 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v891 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v892 = v614 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -773,11 +773,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v909 = v908 + v892;
     out[v909] = v907;
   }
-  const uint v910 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v910 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v911 = v615 + v910;
-  const uint v912 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v912 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v913 = v614 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v915 = v913 < v1;
   const bool v916 = v914 && v915;
   if (v916) {
@@ -795,11 +795,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v930 = v929 + v913;
     out[v930] = v928;
   }
-  const uint v931 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v931 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v932 = v615 + v931;
-  const uint v933 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v933 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v934 = v614 + v933;
-  const bool v935 = v932 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v935 = v932 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
@@ -817,11 +817,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v951 = v950 + v934;
     out[v951] = v949;
   }
-  const uint v952 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v952 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v953 = v615 + v952;
-  const uint v954 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v954 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v955 = v614 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -839,11 +839,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v972 = v971 + v955;
     out[v972] = v970;
   }
-  const uint v973 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v973 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v974 = v615 + v973;
-  const uint v975 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v975 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v976 = v614 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -861,11 +861,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v993 = v992 + v976;
     out[v993] = v991;
   }
-  const uint v994 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v994 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v995 = v615 + v994;
-  const uint v996 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v996 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v997 = v614 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v999 = v997 < v1;
   const bool v1000 = v998 && v999;
   if (v1000) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1014 = v1013 + v997;
     out[v1014] = v1012;
   }
-  const uint v1015 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1015 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1016 = v615 + v1015;
-  const uint v1017 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1017 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1018 = v614 + v1017;
-  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1020 = v1018 < v1;
   const bool v1021 = v1019 && v1020;
   if (v1021) {
@@ -905,11 +905,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1035 = v1034 + v1018;
     out[v1035] = v1033;
   }
-  const uint v1036 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1036 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1037 = v615 + v1036;
-  const uint v1038 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1038 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1039 = v614 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -927,11 +927,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1056 = v1055 + v1039;
     out[v1056] = v1054;
   }
-  const uint v1057 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1057 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1058 = v615 + v1057;
-  const uint v1059 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1059 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1060 = v614 + v1059;
-  const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -949,11 +949,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1077 = v1076 + v1060;
     out[v1077] = v1075;
   }
-  const uint v1078 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1078 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1079 = v615 + v1078;
-  const uint v1080 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1080 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1081 = v614 + v1080;
-  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1083 = v1081 < v1;
   const bool v1084 = v1082 && v1083;
   if (v1084) {
@@ -971,11 +971,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1098 = v1097 + v1081;
     out[v1098] = v1096;
   }
-  const uint v1099 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1099 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1100 = v615 + v1099;
-  const uint v1101 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1101 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1102 = v614 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1104 = v1102 < v1;
   const bool v1105 = v1103 && v1104;
   if (v1105) {
@@ -993,11 +993,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1119 = v1118 + v1102;
     out[v1119] = v1117;
   }
-  const uint v1120 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1120 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1121 = v615 + v1120;
-  const uint v1122 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1122 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1123 = v614 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1015,11 +1015,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1140 = v1139 + v1123;
     out[v1140] = v1138;
   }
-  const uint v1141 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1141 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1142 = v615 + v1141;
-  const uint v1143 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1143 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1144 = v614 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1037,11 +1037,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1161 = v1160 + v1144;
     out[v1161] = v1159;
   }
-  const uint v1162 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1162 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1163 = v615 + v1162;
-  const uint v1164 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1164 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1165 = v614 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1167 = v1165 < v1;
   const bool v1168 = v1166 && v1167;
   if (v1168) {
@@ -1059,11 +1059,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1182 = v1181 + v1165;
     out[v1182] = v1180;
   }
-  const uint v1183 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1183 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1184 = v615 + v1183;
-  const uint v1185 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1185 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1186 = v614 + v1185;
-  const bool v1187 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1187 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1188 = v1186 < v1;
   const bool v1189 = v1187 && v1188;
   if (v1189) {
@@ -1081,11 +1081,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1203 = v1202 + v1186;
     out[v1203] = v1201;
   }
-  const uint v1204 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1204 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1205 = v615 + v1204;
-  const uint v1206 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1206 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1207 = v614 + v1206;
-  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1209 = v1207 < v1;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
@@ -1103,11 +1103,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1224 = v1223 + v1207;
     out[v1224] = v1222;
   }
-  const uint v1225 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1225 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1226 = v615 + v1225;
-  const uint v1227 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1227 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1228 = v614 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1125,11 +1125,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1245 = v1244 + v1228;
     out[v1245] = v1243;
   }
-  const uint v1246 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1246 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1247 = v615 + v1246;
-  const uint v1248 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1248 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1249 = v614 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1251 = v1249 < v1;
   const bool v1252 = v1250 && v1251;
   if (v1252) {
@@ -1147,11 +1147,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1266 = v1265 + v1249;
     out[v1266] = v1264;
   }
-  const uint v1267 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1267 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1268 = v615 + v1267;
-  const uint v1269 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1269 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1270 = v614 + v1269;
-  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
@@ -1169,11 +1169,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1287 = v1286 + v1270;
     out[v1287] = v1285;
   }
-  const uint v1288 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1288 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1289 = v615 + v1288;
-  const uint v1290 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1290 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1291 = v614 + v1290;
-  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1191,11 +1191,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1308 = v1307 + v1291;
     out[v1308] = v1306;
   }
-  const uint v1309 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1309 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1310 = v615 + v1309;
-  const uint v1311 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1311 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1312 = v614 + v1311;
-  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1213,11 +1213,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1329 = v1328 + v1312;
     out[v1329] = v1327;
   }
-  const uint v1330 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1330 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1331 = v615 + v1330;
-  const uint v1332 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1332 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1333 = v614 + v1332;
-  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1335 = v1333 < v1;
   const bool v1336 = v1334 && v1335;
   if (v1336) {
@@ -1235,11 +1235,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1350 = v1349 + v1333;
     out[v1350] = v1348;
   }
-  const uint v1351 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1351 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1352 = v615 + v1351;
-  const uint v1353 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1353 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1354 = v614 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1356 = v1354 < v1;
   const bool v1357 = v1355 && v1356;
   if (v1357) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1371 = v1370 + v1354;
     out[v1371] = v1369;
   }
-  const uint v1372 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1372 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1373 = v615 + v1372;
-  const uint v1374 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1374 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1375 = v614 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1279,11 +1279,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1392 = v1391 + v1375;
     out[v1392] = v1390;
   }
-  const uint v1393 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1393 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1394 = v615 + v1393;
-  const uint v1395 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1395 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1396 = v614 + v1395;
-  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1398 = v1396 < v1;
   const bool v1399 = v1397 && v1398;
   if (v1399) {
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1413 = v1412 + v1396;
     out[v1413] = v1411;
   }
-  const uint v1414 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1414 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1415 = v615 + v1414;
-  const uint v1416 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1416 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1417 = v614 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1419 = v1417 < v1;
   const bool v1420 = v1418 && v1419;
   if (v1420) {
@@ -1323,11 +1323,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1434 = v1433 + v1417;
     out[v1434] = v1432;
   }
-  const uint v1435 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1435 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1436 = v615 + v1435;
-  const uint v1437 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1437 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1438 = v614 + v1437;
-  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1440 = v1438 < v1;
   const bool v1441 = v1439 && v1440;
   if (v1441) {
@@ -1345,11 +1345,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1455 = v1454 + v1438;
     out[v1455] = v1453;
   }
-  const uint v1456 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1456 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1457 = v615 + v1456;
-  const uint v1458 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1458 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1459 = v614 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1367,11 +1367,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1476 = v1475 + v1459;
     out[v1476] = v1474;
   }
-  const uint v1477 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1477 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1478 = v615 + v1477;
-  const uint v1479 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1479 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1480 = v614 + v1479;
-  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1482 = v1480 < v1;
   const bool v1483 = v1481 && v1482;
   if (v1483) {
@@ -1389,11 +1389,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1497 = v1496 + v1480;
     out[v1497] = v1495;
   }
-  const uint v1498 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1498 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1499 = v615 + v1498;
-  const uint v1500 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1500 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1501 = v614 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1503 = v1501 < v1;
   const bool v1504 = v1502 && v1503;
   if (v1504) {
@@ -1411,11 +1411,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1518 = v1517 + v1501;
     out[v1518] = v1516;
   }
-  const uint v1519 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1519 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1520 = v615 + v1519;
-  const uint v1521 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1521 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1522 = v614 + v1521;
-  const bool v1523 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1523 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1524 = v1522 < v1;
   const bool v1525 = v1523 && v1524;
   if (v1525) {
@@ -1433,11 +1433,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1539 = v1538 + v1522;
     out[v1539] = v1537;
   }
-  const uint v1540 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1540 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1541 = v615 + v1540;
-  const uint v1542 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1542 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1543 = v614 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1545 = v1543 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
@@ -1455,11 +1455,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1560 = v1559 + v1543;
     out[v1560] = v1558;
   }
-  const uint v1561 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1561 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1562 = v615 + v1561;
-  const uint v1563 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1563 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1564 = v614 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1566 = v1564 < v1;
   const bool v1567 = v1565 && v1566;
   if (v1567) {
@@ -1477,11 +1477,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1581 = v1580 + v1564;
     out[v1581] = v1579;
   }
-  const uint v1582 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1582 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1583 = v615 + v1582;
-  const uint v1584 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1584 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1585 = v614 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1587 = v1585 < v1;
   const bool v1588 = v1586 && v1587;
   if (v1588) {
@@ -1499,11 +1499,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1602 = v1601 + v1585;
     out[v1602] = v1600;
   }
-  const uint v1603 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1603 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1604 = v615 + v1603;
-  const uint v1605 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1605 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1606 = v614 + v1605;
-  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1608 = v1606 < v1;
   const bool v1609 = v1607 && v1608;
   if (v1609) {
@@ -1521,11 +1521,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1623 = v1622 + v1606;
     out[v1623] = v1621;
   }
-  const uint v1624 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1624 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1625 = v615 + v1624;
-  const uint v1626 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1626 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1627 = v614 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
@@ -1543,11 +1543,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1644 = v1643 + v1627;
     out[v1644] = v1642;
   }
-  const uint v1645 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1645 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1646 = v615 + v1645;
-  const uint v1647 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1647 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1648 = v614 + v1647;
-  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1650 = v1648 < v1;
   const bool v1651 = v1649 && v1650;
   if (v1651) {
@@ -1565,11 +1565,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1665 = v1664 + v1648;
     out[v1665] = v1663;
   }
-  const uint v1666 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1666 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1667 = v615 + v1666;
-  const uint v1668 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1668 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1669 = v614 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -1587,11 +1587,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1686 = v1685 + v1669;
     out[v1686] = v1684;
   }
-  const uint v1687 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1687 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1688 = v615 + v1687;
-  const uint v1689 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1689 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1690 = v614 + v1689;
-  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1692 = v1690 < v1;
   const bool v1693 = v1691 && v1692;
   if (v1693) {
@@ -1609,11 +1609,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1707 = v1706 + v1690;
     out[v1707] = v1705;
   }
-  const uint v1708 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1708 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1709 = v615 + v1708;
-  const uint v1710 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1710 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1711 = v614 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1713 = v1711 < v1;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -1631,11 +1631,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1728 = v1727 + v1711;
     out[v1728] = v1726;
   }
-  const uint v1729 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1729 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1730 = v615 + v1729;
-  const uint v1731 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1731 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1732 = v614 + v1731;
-  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1734 = v1732 < v1;
   const bool v1735 = v1733 && v1734;
   if (v1735) {
@@ -1653,11 +1653,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1749 = v1748 + v1732;
     out[v1749] = v1747;
   }
-  const uint v1750 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1750 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1751 = v615 + v1750;
-  const uint v1752 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1752 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1753 = v614 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -1675,11 +1675,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1770 = v1769 + v1753;
     out[v1770] = v1768;
   }
-  const uint v1771 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1771 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1772 = v615 + v1771;
-  const uint v1773 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1773 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1774 = v614 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1776 = v1774 < v1;
   const bool v1777 = v1775 && v1776;
   if (v1777) {
@@ -1697,11 +1697,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1791 = v1790 + v1774;
     out[v1791] = v1789;
   }
-  const uint v1792 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1792 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1793 = v615 + v1792;
-  const uint v1794 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1794 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1795 = v614 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -1719,11 +1719,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1812 = v1811 + v1795;
     out[v1812] = v1810;
   }
-  const uint v1813 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1813 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1814 = v615 + v1813;
-  const uint v1815 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1815 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1816 = v614 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1818 = v1816 < v1;
   const bool v1819 = v1817 && v1818;
   if (v1819) {
@@ -1741,11 +1741,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1833 = v1832 + v1816;
     out[v1833] = v1831;
   }
-  const uint v1834 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1834 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1835 = v615 + v1834;
-  const uint v1836 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1836 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1837 = v614 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1839 = v1837 < v1;
   const bool v1840 = v1838 && v1839;
   if (v1840) {
@@ -1763,11 +1763,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1854 = v1853 + v1837;
     out[v1854] = v1852;
   }
-  const uint v1855 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1855 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1856 = v615 + v1855;
-  const uint v1857 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1857 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1858 = v614 + v1857;
-  const bool v1859 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1859 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1860 = v1858 < v1;
   const bool v1861 = v1859 && v1860;
   if (v1861) {
@@ -1785,11 +1785,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1875 = v1874 + v1858;
     out[v1875] = v1873;
   }
-  const uint v1876 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1876 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1877 = v615 + v1876;
-  const uint v1878 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1878 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1879 = v614 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -1807,11 +1807,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1896 = v1895 + v1879;
     out[v1896] = v1894;
   }
-  const uint v1897 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1897 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1898 = v615 + v1897;
-  const uint v1899 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1899 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1900 = v614 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1902 = v1900 < v1;
   const bool v1903 = v1901 && v1902;
   if (v1903) {
@@ -1829,11 +1829,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1917 = v1916 + v1900;
     out[v1917] = v1915;
   }
-  const uint v1918 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1918 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1919 = v615 + v1918;
-  const uint v1920 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1920 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1921 = v614 + v1920;
-  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1923 = v1921 < v1;
   const bool v1924 = v1922 && v1923;
   if (v1924) {
@@ -1851,11 +1851,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1938 = v1937 + v1921;
     out[v1938] = v1936;
   }
-  const uint v1939 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1939 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1940 = v615 + v1939;
-  const uint v1941 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1941 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1942 = v614 + v1941;
-  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1944 = v1942 < v1;
   const bool v1945 = v1943 && v1944;
   if (v1945) {
@@ -1873,11 +1873,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1959 = v1958 + v1942;
     out[v1959] = v1957;
   }
-  const uint v1960 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1960 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1961 = v615 + v1960;
-  const uint v1962 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1962 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1963 = v614 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
@@ -1895,11 +1895,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1980 = v1979 + v1963;
     out[v1980] = v1978;
   }
-  const uint v1981 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1981 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1982 = v615 + v1981;
-  const uint v1983 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1983 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1984 = v614 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1986 = v1984 < v1;
   const bool v1987 = v1985 && v1986;
   if (v1987) {
@@ -1917,11 +1917,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2001 = v2000 + v1984;
     out[v2001] = v1999;
   }
-  const uint v2002 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2002 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2003 = v615 + v2002;
-  const uint v2004 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2004 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2005 = v614 + v2004;
-  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2007 = v2005 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
@@ -1939,11 +1939,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2022 = v2021 + v2005;
     out[v2022] = v2020;
   }
-  const uint v2023 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2023 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2024 = v615 + v2023;
-  const uint v2025 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2025 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2026 = v614 + v2025;
-  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2028 = v2026 < v1;
   const bool v2029 = v2027 && v2028;
   if (v2029) {
@@ -1961,11 +1961,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2043 = v2042 + v2026;
     out[v2043] = v2041;
   }
-  const uint v2044 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2044 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2045 = v615 + v2044;
-  const uint v2046 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2046 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2047 = v614 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -1983,11 +1983,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2064 = v2063 + v2047;
     out[v2064] = v2062;
   }
-  const uint v2065 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2065 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2066 = v615 + v2065;
-  const uint v2067 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2067 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2068 = v614 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2070 = v2068 < v1;
   const bool v2071 = v2069 && v2070;
   if (v2071) {
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2085 = v2084 + v2068;
     out[v2085] = v2083;
   }
-  const uint v2086 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2086 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2087 = v615 + v2086;
-  const uint v2088 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2088 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2089 = v614 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2091 = v2089 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
@@ -2027,11 +2027,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2106 = v2105 + v2089;
     out[v2106] = v2104;
   }
-  const uint v2107 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2107 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2108 = v615 + v2107;
-  const uint v2109 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2109 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2110 = v614 + v2109;
-  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2112 = v2110 < v1;
   const bool v2113 = v2111 && v2112;
   if (v2113) {
@@ -2049,11 +2049,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2127 = v2126 + v2110;
     out[v2127] = v2125;
   }
-  const uint v2128 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2128 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2129 = v615 + v2128;
-  const uint v2130 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2130 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2131 = v614 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -2071,11 +2071,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2148 = v2147 + v2131;
     out[v2148] = v2146;
   }
-  const uint v2149 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2149 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2150 = v615 + v2149;
-  const uint v2151 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2151 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2152 = v614 + v2151;
-  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2154 = v2152 < v1;
   const bool v2155 = v2153 && v2154;
   if (v2155) {
@@ -2093,11 +2093,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2169 = v2168 + v2152;
     out[v2169] = v2167;
   }
-  const uint v2170 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2170 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2171 = v615 + v2170;
-  const uint v2172 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2172 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2173 = v614 + v2172;
-  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2175 = v2173 < v1;
   const bool v2176 = v2174 && v2175;
   if (v2176) {
@@ -2115,11 +2115,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2190 = v2189 + v2173;
     out[v2190] = v2188;
   }
-  const uint v2191 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2191 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2192 = v615 + v2191;
-  const uint v2193 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2193 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2194 = v614 + v2193;
-  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2196 = v2194 < v1;
   const bool v2197 = v2195 && v2196;
   if (v2197) {
@@ -2137,11 +2137,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2211 = v2210 + v2194;
     out[v2211] = v2209;
   }
-  const uint v2212 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2212 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2213 = v615 + v2212;
-  const uint v2214 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2214 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2215 = v614 + v2214;
-  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2217 = v2215 < v1;
   const bool v2218 = v2216 && v2217;
   if (v2218) {
@@ -2159,11 +2159,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2232 = v2231 + v2215;
     out[v2232] = v2230;
   }
-  const uint v2233 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2233 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2234 = v615 + v2233;
-  const uint v2235 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2235 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2236 = v614 + v2235;
-  const bool v2237 = v2234 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2237 = v2234 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2238 = v2236 < v1;
   const bool v2239 = v2237 && v2238;
   if (v2239) {
@@ -2181,11 +2181,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2253 = v2252 + v2236;
     out[v2253] = v2251;
   }
-  const uint v2254 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2254 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2255 = v615 + v2254;
-  const uint v2256 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2256 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2257 = v614 + v2256;
-  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2259 = v2257 < v1;
   const bool v2260 = v2258 && v2259;
   if (v2260) {
@@ -2203,11 +2203,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2274 = v2273 + v2257;
     out[v2274] = v2272;
   }
-  const uint v2275 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2275 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2276 = v615 + v2275;
-  const uint v2277 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2277 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2278 = v614 + v2277;
-  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2280 = v2278 < v1;
   const bool v2281 = v2279 && v2280;
   if (v2281) {
@@ -2225,11 +2225,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2295 = v2294 + v2278;
     out[v2295] = v2293;
   }
-  const uint v2296 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2296 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2297 = v615 + v2296;
-  const uint v2298 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2298 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2299 = v614 + v2298;
-  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -2247,11 +2247,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2316 = v2315 + v2299;
     out[v2316] = v2314;
   }
-  const uint v2317 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2317 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2318 = v615 + v2317;
-  const uint v2319 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2319 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2320 = v614 + v2319;
-  const bool v2321 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2321 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2322 = v2320 < v1;
   const bool v2323 = v2321 && v2322;
   if (v2323) {
@@ -2269,11 +2269,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2337 = v2336 + v2320;
     out[v2337] = v2335;
   }
-  const uint v2338 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2338 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2339 = v615 + v2338;
-  const uint v2340 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2340 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2341 = v614 + v2340;
-  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2343 = v2341 < v1;
   const bool v2344 = v2342 && v2343;
   if (v2344) {
@@ -2291,11 +2291,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2358 = v2357 + v2341;
     out[v2358] = v2356;
   }
-  const uint v2359 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2359 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2360 = v615 + v2359;
-  const uint v2361 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2361 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2362 = v614 + v2361;
-  const bool v2363 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2363 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2364 = v2362 < v1;
   const bool v2365 = v2363 && v2364;
   if (v2365) {
@@ -2313,11 +2313,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2379 = v2378 + v2362;
     out[v2379] = v2377;
   }
-  const uint v2380 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2380 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2381 = v615 + v2380;
-  const uint v2382 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2382 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2383 = v614 + v2382;
-  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2385 = v2383 < v1;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -2335,11 +2335,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2400 = v2399 + v2383;
     out[v2400] = v2398;
   }
-  const uint v2401 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2401 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2402 = v615 + v2401;
-  const uint v2403 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2403 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2404 = v614 + v2403;
-  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2406 = v2404 < v1;
   const bool v2407 = v2405 && v2406;
   if (v2407) {
@@ -2357,11 +2357,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2421 = v2420 + v2404;
     out[v2421] = v2419;
   }
-  const uint v2422 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2422 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2423 = v615 + v2422;
-  const uint v2424 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2424 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2425 = v614 + v2424;
-  const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2427 = v2425 < v1;
   const bool v2428 = v2426 && v2427;
   if (v2428) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2442 = v2441 + v2425;
     out[v2442] = v2440;
   }
-  const uint v2443 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2443 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2444 = v615 + v2443;
-  const uint v2445 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2445 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2446 = v614 + v2445;
-  const bool v2447 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2447 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2448 = v2446 < v1;
   const bool v2449 = v2447 && v2448;
   if (v2449) {
@@ -2401,11 +2401,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2463 = v2462 + v2446;
     out[v2463] = v2461;
   }
-  const uint v2464 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2464 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2465 = v615 + v2464;
-  const uint v2466 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2466 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2467 = v614 + v2466;
-  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2469 = v2467 < v1;
   const bool v2470 = v2468 && v2469;
   if (v2470) {
@@ -2423,11 +2423,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2484 = v2483 + v2467;
     out[v2484] = v2482;
   }
-  const uint v2485 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2485 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2486 = v615 + v2485;
-  const uint v2487 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2487 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2488 = v614 + v2487;
-  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2490 = v2488 < v1;
   const bool v2491 = v2489 && v2490;
   if (v2491) {
@@ -2445,11 +2445,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2505 = v2504 + v2488;
     out[v2505] = v2503;
   }
-  const uint v2506 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2506 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2507 = v615 + v2506;
-  const uint v2508 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2508 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2509 = v614 + v2508;
-  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2511 = v2509 < v1;
   const bool v2512 = v2510 && v2511;
   if (v2512) {
@@ -2467,11 +2467,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2526 = v2525 + v2509;
     out[v2526] = v2524;
   }
-  const uint v2527 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2527 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2528 = v615 + v2527;
-  const uint v2529 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2529 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2530 = v614 + v2529;
-  const bool v2531 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2531 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2532 = v2530 < v1;
   const bool v2533 = v2531 && v2532;
   if (v2533) {
@@ -2489,11 +2489,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2547 = v2546 + v2530;
     out[v2547] = v2545;
   }
-  const uint v2548 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2548 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2549 = v615 + v2548;
-  const uint v2550 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2550 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2551 = v614 + v2550;
-  const bool v2552 = v2549 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2552 = v2549 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2553 = v2551 < v1;
   const bool v2554 = v2552 && v2553;
   if (v2554) {
@@ -2511,11 +2511,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2568 = v2567 + v2551;
     out[v2568] = v2566;
   }
-  const uint v2569 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2569 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2570 = v615 + v2569;
-  const uint v2571 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2571 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2572 = v614 + v2571;
-  const bool v2573 = v2570 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2573 = v2570 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2574 = v2572 < v1;
   const bool v2575 = v2573 && v2574;
   if (v2575) {
@@ -2533,11 +2533,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2589 = v2588 + v2572;
     out[v2589] = v2587;
   }
-  const uint v2590 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2590 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2591 = v615 + v2590;
-  const uint v2592 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2592 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2593 = v614 + v2592;
-  const bool v2594 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2594 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2595 = v2593 < v1;
   const bool v2596 = v2594 && v2595;
   if (v2596) {
@@ -2555,11 +2555,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2610 = v2609 + v2593;
     out[v2610] = v2608;
   }
-  const uint v2611 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2611 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2612 = v615 + v2611;
-  const uint v2613 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2613 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2614 = v614 + v2613;
-  const bool v2615 = v2612 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2615 = v2612 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2616 = v2614 < v1;
   const bool v2617 = v2615 && v2616;
   if (v2617) {
@@ -2577,11 +2577,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2631 = v2630 + v2614;
     out[v2631] = v2629;
   }
-  const uint v2632 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2632 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2633 = v615 + v2632;
-  const uint v2634 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2634 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2635 = v614 + v2634;
-  const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2637 = v2635 < v1;
   const bool v2638 = v2636 && v2637;
   if (v2638) {
@@ -2599,11 +2599,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2652 = v2651 + v2635;
     out[v2652] = v2650;
   }
-  const uint v2653 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2653 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2654 = v615 + v2653;
-  const uint v2655 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2655 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2656 = v614 + v2655;
-  const bool v2657 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2657 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2658 = v2656 < v1;
   const bool v2659 = v2657 && v2658;
   if (v2659) {
@@ -2621,11 +2621,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2673 = v2672 + v2656;
     out[v2673] = v2671;
   }
-  const uint v2674 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2674 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2675 = v615 + v2674;
-  const uint v2676 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2676 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2677 = v614 + v2676;
-  const bool v2678 = v2675 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2678 = v2675 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2679 = v2677 < v1;
   const bool v2680 = v2678 && v2679;
   if (v2680) {
@@ -2643,11 +2643,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2694 = v2693 + v2677;
     out[v2694] = v2692;
   }
-  const uint v2695 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2695 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2696 = v615 + v2695;
-  const uint v2697 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2697 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2698 = v614 + v2697;
-  const bool v2699 = v2696 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2699 = v2696 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2700 = v2698 < v1;
   const bool v2701 = v2699 && v2700;
   if (v2701) {
@@ -2665,11 +2665,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2715 = v2714 + v2698;
     out[v2715] = v2713;
   }
-  const uint v2716 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2716 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2717 = v615 + v2716;
-  const uint v2718 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2718 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2719 = v614 + v2718;
-  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2721 = v2719 < v1;
   const bool v2722 = v2720 && v2721;
   if (v2722) {
@@ -2687,11 +2687,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2736 = v2735 + v2719;
     out[v2736] = v2734;
   }
-  const uint v2737 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2737 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2738 = v615 + v2737;
-  const uint v2739 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2739 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2740 = v614 + v2739;
-  const bool v2741 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2741 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2742 = v2740 < v1;
   const bool v2743 = v2741 && v2742;
   if (v2743) {
@@ -2709,11 +2709,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2757 = v2756 + v2740;
     out[v2757] = v2755;
   }
-  const uint v2758 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2758 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2759 = v615 + v2758;
-  const uint v2760 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2760 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2761 = v614 + v2760;
-  const bool v2762 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2762 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2763 = v2761 < v1;
   const bool v2764 = v2762 && v2763;
   if (v2764) {
@@ -2731,11 +2731,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2778 = v2777 + v2761;
     out[v2778] = v2776;
   }
-  const uint v2779 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2779 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2780 = v615 + v2779;
-  const uint v2781 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2781 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2782 = v614 + v2781;
-  const bool v2783 = v2780 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2783 = v2780 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2784 = v2782 < v1;
   const bool v2785 = v2783 && v2784;
   if (v2785) {
@@ -2753,11 +2753,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2799 = v2798 + v2782;
     out[v2799] = v2797;
   }
-  const uint v2800 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2800 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2801 = v615 + v2800;
-  const uint v2802 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2802 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2803 = v614 + v2802;
-  const bool v2804 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2804 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2805 = v2803 < v1;
   const bool v2806 = v2804 && v2805;
   if (v2806) {
@@ -2775,11 +2775,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2820 = v2819 + v2803;
     out[v2820] = v2818;
   }
-  const uint v2821 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2821 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2822 = v615 + v2821;
-  const uint v2823 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2823 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2824 = v614 + v2823;
-  const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2826 = v2824 < v1;
   const bool v2827 = v2825 && v2826;
   if (v2827) {
@@ -2797,11 +2797,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2841 = v2840 + v2824;
     out[v2841] = v2839;
   }
-  const uint v2842 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2842 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2843 = v615 + v2842;
-  const uint v2844 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2844 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2845 = v614 + v2844;
-  const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2847 = v2845 < v1;
   const bool v2848 = v2846 && v2847;
   if (v2848) {
@@ -2819,11 +2819,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2862 = v2861 + v2845;
     out[v2862] = v2860;
   }
-  const uint v2863 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2863 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2864 = v615 + v2863;
-  const uint v2865 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2865 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2866 = v614 + v2865;
-  const bool v2867 = v2864 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2867 = v2864 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2868 = v2866 < v1;
   const bool v2869 = v2867 && v2868;
   if (v2869) {
@@ -2841,11 +2841,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2883 = v2882 + v2866;
     out[v2883] = v2881;
   }
-  const uint v2884 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2884 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2885 = v615 + v2884;
-  const uint v2886 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2886 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2887 = v614 + v2886;
-  const bool v2888 = v2885 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2888 = v2885 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2889 = v2887 < v1;
   const bool v2890 = v2888 && v2889;
   if (v2890) {
@@ -2863,11 +2863,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2904 = v2903 + v2887;
     out[v2904] = v2902;
   }
-  const uint v2905 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2905 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2906 = v615 + v2905;
-  const uint v2907 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2907 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2908 = v614 + v2907;
-  const bool v2909 = v2906 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2909 = v2906 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2910 = v2908 < v1;
   const bool v2911 = v2909 && v2910;
   if (v2911) {
@@ -2885,11 +2885,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2925 = v2924 + v2908;
     out[v2925] = v2923;
   }
-  const uint v2926 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2926 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2927 = v615 + v2926;
-  const uint v2928 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2928 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2929 = v614 + v2928;
-  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2931 = v2929 < v1;
   const bool v2932 = v2930 && v2931;
   if (v2932) {
@@ -2907,11 +2907,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2946 = v2945 + v2929;
     out[v2946] = v2944;
   }
-  const uint v2947 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2947 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2948 = v615 + v2947;
-  const uint v2949 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2949 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2950 = v614 + v2949;
-  const bool v2951 = v2948 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2951 = v2948 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2952 = v2950 < v1;
   const bool v2953 = v2951 && v2952;
   if (v2953) {
@@ -2929,11 +2929,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2967 = v2966 + v2950;
     out[v2967] = v2965;
   }
-  const uint v2968 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2968 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2969 = v615 + v2968;
-  const uint v2970 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2970 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2971 = v614 + v2970;
-  const bool v2972 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2972 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2973 = v2971 < v1;
   const bool v2974 = v2972 && v2973;
   if (v2974) {
@@ -2951,11 +2951,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2988 = v2987 + v2971;
     out[v2988] = v2986;
   }
-  const uint v2989 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2989 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2990 = v615 + v2989;
-  const uint v2991 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2991 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2992 = v614 + v2991;
-  const bool v2993 = v2990 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2993 = v2990 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2994 = v2992 < v1;
   const bool v2995 = v2993 && v2994;
   if (v2995) {
@@ -2973,11 +2973,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3009 = v3008 + v2992;
     out[v3009] = v3007;
   }
-  const uint v3010 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3010 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3011 = v615 + v3010;
-  const uint v3012 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3012 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3013 = v614 + v3012;
-  const bool v3014 = v3011 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3014 = v3011 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3015 = v3013 < v1;
   const bool v3016 = v3014 && v3015;
   if (v3016) {
@@ -2995,11 +2995,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3030 = v3029 + v3013;
     out[v3030] = v3028;
   }
-  const uint v3031 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3031 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3032 = v615 + v3031;
-  const uint v3033 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3033 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3034 = v614 + v3033;
-  const bool v3035 = v3032 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3035 = v3032 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3036 = v3034 < v1;
   const bool v3037 = v3035 && v3036;
   if (v3037) {
@@ -3017,11 +3017,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3051 = v3050 + v3034;
     out[v3051] = v3049;
   }
-  const uint v3052 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3052 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3053 = v615 + v3052;
-  const uint v3054 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3054 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3055 = v614 + v3054;
-  const bool v3056 = v3053 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3056 = v3053 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3057 = v3055 < v1;
   const bool v3058 = v3056 && v3057;
   if (v3058) {
@@ -3039,11 +3039,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3072 = v3071 + v3055;
     out[v3072] = v3070;
   }
-  const uint v3073 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3073 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3074 = v615 + v3073;
-  const uint v3075 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3075 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3076 = v614 + v3075;
-  const bool v3077 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3077 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3078 = v3076 < v1;
   const bool v3079 = v3077 && v3078;
   if (v3079) {
@@ -3061,11 +3061,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3093 = v3092 + v3076;
     out[v3093] = v3091;
   }
-  const uint v3094 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3094 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3095 = v615 + v3094;
-  const uint v3096 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3096 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3097 = v614 + v3096;
-  const bool v3098 = v3095 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3098 = v3095 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3099 = v3097 < v1;
   const bool v3100 = v3098 && v3099;
   if (v3100) {
@@ -3083,11 +3083,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3114 = v3113 + v3097;
     out[v3114] = v3112;
   }
-  const uint v3115 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3115 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3116 = v615 + v3115;
-  const uint v3117 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3117 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3118 = v614 + v3117;
-  const bool v3119 = v3116 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3119 = v3116 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3120 = v3118 < v1;
   const bool v3121 = v3119 && v3120;
   if (v3121) {
@@ -3105,11 +3105,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3135 = v3134 + v3118;
     out[v3135] = v3133;
   }
-  const uint v3136 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3136 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3137 = v615 + v3136;
-  const uint v3138 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3138 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3139 = v614 + v3138;
-  const bool v3140 = v3137 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3140 = v3137 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3141 = v3139 < v1;
   const bool v3142 = v3140 && v3141;
   if (v3142) {
@@ -3127,11 +3127,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3156 = v3155 + v3139;
     out[v3156] = v3154;
   }
-  const uint v3157 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3157 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3158 = v615 + v3157;
-  const uint v3159 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3159 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3160 = v614 + v3159;
-  const bool v3161 = v3158 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3161 = v3158 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3162 = v3160 < v1;
   const bool v3163 = v3161 && v3162;
   if (v3163) {
@@ -3149,11 +3149,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3177 = v3176 + v3160;
     out[v3177] = v3175;
   }
-  const uint v3178 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3178 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3179 = v615 + v3178;
-  const uint v3180 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3180 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3181 = v614 + v3180;
-  const bool v3182 = v3179 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3182 = v3179 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3183 = v3181 < v1;
   const bool v3184 = v3182 && v3183;
   if (v3184) {
@@ -3171,11 +3171,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3198 = v3197 + v3181;
     out[v3198] = v3196;
   }
-  const uint v3199 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3199 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3200 = v615 + v3199;
-  const uint v3201 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3201 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3202 = v614 + v3201;
-  const bool v3203 = v3200 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3203 = v3200 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3204 = v3202 < v1;
   const bool v3205 = v3203 && v3204;
   if (v3205) {
@@ -3193,11 +3193,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3219 = v3218 + v3202;
     out[v3219] = v3217;
   }
-  const uint v3220 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3220 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3221 = v615 + v3220;
-  const uint v3222 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3222 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3223 = v614 + v3222;
-  const bool v3224 = v3221 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3224 = v3221 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3225 = v3223 < v1;
   const bool v3226 = v3224 && v3225;
   if (v3226) {
@@ -3215,11 +3215,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3240 = v3239 + v3223;
     out[v3240] = v3238;
   }
-  const uint v3241 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3241 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3242 = v615 + v3241;
-  const uint v3243 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3243 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3244 = v614 + v3243;
-  const bool v3245 = v3242 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3245 = v3242 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3246 = v3244 < v1;
   const bool v3247 = v3245 && v3246;
   if (v3247) {
@@ -3237,11 +3237,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3261 = v3260 + v3244;
     out[v3261] = v3259;
   }
-  const uint v3262 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3262 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3263 = v615 + v3262;
-  const uint v3264 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3264 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3265 = v614 + v3264;
-  const bool v3266 = v3263 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3266 = v3263 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3267 = v3265 < v1;
   const bool v3268 = v3266 && v3267;
   if (v3268) {
@@ -3259,11 +3259,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3282 = v3281 + v3265;
     out[v3282] = v3280;
   }
-  const uint v3283 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3283 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3284 = v615 + v3283;
-  const uint v3285 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3285 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3286 = v614 + v3285;
-  const bool v3287 = v3284 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3287 = v3284 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3288 = v3286 < v1;
   const bool v3289 = v3287 && v3288;
   if (v3289) {

@@ -84,451 +84,451 @@ kernel void iron_gemm_kn_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v2144 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2147 = v2144 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2150 = v2144 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2144 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2147 = v2144 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2150 = v2144 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2151 = v2150 << 3u;
-    const uint v2152 = v24 + v2147;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2152 = v24 + v2147;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2153 = v2152 < v0;
-    const uint v2158 = v2152 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2164 = v2147 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2169 = v2144 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2171 = v2169 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2174 = v2169 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2158 = v2152 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2164 = v2147 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2169 = v2144 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2171 = v2169 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2174 = v2169 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2175 = v2174 << 3u;
-    const uint v2176 = v24 + v2171;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2176 = v24 + v2171;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2177 = v2176 < v0;
-    const uint v2182 = v2176 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2188 = v2171 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2193 = v2144 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2195 = v2193 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2198 = v2193 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2182 = v2176 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2188 = v2171 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2193 = v2144 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2195 = v2193 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2198 = v2193 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2199 = v2198 << 3u;
-    const uint v2200 = v24 + v2195;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2200 = v24 + v2195;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2201 = v2200 < v0;
-    const uint v2206 = v2200 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2212 = v2195 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2217 = v2144 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2219 = v2217 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2222 = v2217 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2206 = v2200 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2212 = v2195 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2217 = v2144 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2219 = v2217 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2222 = v2217 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2223 = v2222 << 3u;
-    const uint v2224 = v24 + v2219;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2224 = v24 + v2219;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2225 = v2224 < v0;
-    const uint v2230 = v2224 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2236 = v2219 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2241 = v2144 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2243 = v2241 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2246 = v2241 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2230 = v2224 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2236 = v2219 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2241 = v2144 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2243 = v2241 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2246 = v2241 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2247 = v2246 << 3u;
-    const uint v2248 = v24 + v2243;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2248 = v24 + v2243;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2249 = v2248 < v0;
-    const uint v2254 = v2248 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2260 = v2243 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2265 = v2144 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2267 = v2265 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2270 = v2265 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2254 = v2248 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2260 = v2243 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2265 = v2144 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2267 = v2265 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2270 = v2265 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2271 = v2270 << 3u;
-    const uint v2272 = v24 + v2267;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2272 = v24 + v2267;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2273 = v2272 < v0;
-    const uint v2278 = v2272 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2284 = v2267 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2289 = v2144 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2291 = v2289 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2294 = v2289 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2278 = v2272 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2284 = v2267 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2289 = v2144 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2291 = v2289 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2294 = v2289 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2295 = v2294 << 3u;
-    const uint v2296 = v24 + v2291;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2296 = v24 + v2291;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2297 = v2296 < v0;
-    const uint v2302 = v2296 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2308 = v2291 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2313 = v2144 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2315 = v2313 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2318 = v2313 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2302 = v2296 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2308 = v2291 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2313 = v2144 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2315 = v2313 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2318 = v2313 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2319 = v2318 << 3u;
-    const uint v2320 = v24 + v2315;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2320 = v24 + v2315;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2321 = v2320 < v0;
-    const uint v2326 = v2320 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2332 = v2315 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2341 = v2144 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2344 = v2144 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2326 = v2320 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2332 = v2315 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2341 = v2144 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2344 = v2144 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2345 = v2344 << 3u;
-    const uint v2348 = v28 + v2345;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2348 = v28 + v2345;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2349 = v2348 < v1;
-    const uint v2358 = v2341 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2365 = v2169 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2368 = v2169 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2358 = v2341 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2365 = v2169 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2368 = v2169 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2369 = v2368 << 3u;
-    const uint v2372 = v28 + v2369;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2372 = v28 + v2369;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2373 = v2372 < v1;
-    const uint v2382 = v2365 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2389 = v2193 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2392 = v2193 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2382 = v2365 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2389 = v2193 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2392 = v2193 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2393 = v2392 << 3u;
-    const uint v2396 = v28 + v2393;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2396 = v28 + v2393;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2397 = v2396 < v1;
-    const uint v2406 = v2389 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2413 = v2217 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2416 = v2217 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2406 = v2389 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2413 = v2217 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2416 = v2217 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2417 = v2416 << 3u;
-    const uint v2420 = v28 + v2417;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2420 = v28 + v2417;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2421 = v2420 < v1;
-    const uint v2430 = v2413 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2437 = v2241 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2440 = v2241 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2430 = v2413 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2437 = v2241 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2440 = v2241 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2441 = v2440 << 3u;
-    const uint v2444 = v28 + v2441;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2444 = v28 + v2441;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2445 = v2444 < v1;
-    const uint v2454 = v2437 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2461 = v2265 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2464 = v2265 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2454 = v2437 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2461 = v2265 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2464 = v2265 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2465 = v2464 << 3u;
-    const uint v2468 = v28 + v2465;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2468 = v28 + v2465;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2469 = v2468 < v1;
-    const uint v2478 = v2461 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2485 = v2289 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2488 = v2289 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2478 = v2461 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2485 = v2289 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2488 = v2289 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2489 = v2488 << 3u;
-    const uint v2492 = v28 + v2489;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2492 = v28 + v2489;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2493 = v2492 < v1;
-    const uint v2502 = v2485 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2509 = v2313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2512 = v2313 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2502 = v2485 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2509 = v2313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2512 = v2313 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2513 = v2512 << 3u;
-    const uint v2516 = v28 + v2513;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2516 = v28 + v2513;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2517 = v2516 < v1;
-    const uint v2526 = v2509 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2536 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v2526 = v2509 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2536 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (uint v2136 = 0u; v2136 < v2; v2136 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v2136 = 0u; v2136 < v2; v2136 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v2138 = v2136 >> 6u;
       const uint v2140 = v2138 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2142 = v2140 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2154 = v2136 + v2151;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2142 = v2140 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2154 = v2136 + v2151;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2155 = v2154 < v2;
       const bool v2156 = v2153 && v2155;
-      const uint v2160 = v2158 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2160 = v2158 + v2136;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2161 = v2160 + v2151;
       const uint v2162 = v2156 ? v2161 : 0u;
-      const uint v2165 = v2142 + v2164;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2165 = v2142 + v2164;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2166 = v2165 + v2151;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2166 + e] = v2156 ? a[v2162 + e] : bfloat(0);
       }
-      const uint v2178 = v2136 + v2175;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2178 = v2136 + v2175;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2179 = v2178 < v2;
       const bool v2180 = v2177 && v2179;
-      const uint v2184 = v2182 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2184 = v2182 + v2136;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2185 = v2184 + v2175;
       const uint v2186 = v2180 ? v2185 : 0u;
-      const uint v2189 = v2142 + v2188;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2189 = v2142 + v2188;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2190 = v2189 + v2175;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2190 + e] = v2180 ? a[v2186 + e] : bfloat(0);
       }
-      const uint v2202 = v2136 + v2199;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2202 = v2136 + v2199;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2203 = v2202 < v2;
       const bool v2204 = v2201 && v2203;
-      const uint v2208 = v2206 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2208 = v2206 + v2136;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2209 = v2208 + v2199;
       const uint v2210 = v2204 ? v2209 : 0u;
-      const uint v2213 = v2142 + v2212;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2213 = v2142 + v2212;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2214 = v2213 + v2199;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2214 + e] = v2204 ? a[v2210 + e] : bfloat(0);
       }
-      const uint v2226 = v2136 + v2223;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2226 = v2136 + v2223;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2227 = v2226 < v2;
       const bool v2228 = v2225 && v2227;
-      const uint v2232 = v2230 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2232 = v2230 + v2136;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2233 = v2232 + v2223;
       const uint v2234 = v2228 ? v2233 : 0u;
-      const uint v2237 = v2142 + v2236;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2237 = v2142 + v2236;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2238 = v2237 + v2223;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2238 + e] = v2228 ? a[v2234 + e] : bfloat(0);
       }
-      const uint v2250 = v2136 + v2247;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2250 = v2136 + v2247;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2251 = v2250 < v2;
       const bool v2252 = v2249 && v2251;
-      const uint v2256 = v2254 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2256 = v2254 + v2136;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2257 = v2256 + v2247;
       const uint v2258 = v2252 ? v2257 : 0u;
-      const uint v2261 = v2142 + v2260;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2261 = v2142 + v2260;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2262 = v2261 + v2247;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2262 + e] = v2252 ? a[v2258 + e] : bfloat(0);
       }
-      const uint v2274 = v2136 + v2271;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2274 = v2136 + v2271;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2275 = v2274 < v2;
       const bool v2276 = v2273 && v2275;
-      const uint v2280 = v2278 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2280 = v2278 + v2136;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2281 = v2280 + v2271;
       const uint v2282 = v2276 ? v2281 : 0u;
-      const uint v2285 = v2142 + v2284;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2285 = v2142 + v2284;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2286 = v2285 + v2271;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2286 + e] = v2276 ? a[v2282 + e] : bfloat(0);
       }
-      const uint v2298 = v2136 + v2295;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2298 = v2136 + v2295;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2299 = v2298 < v2;
       const bool v2300 = v2297 && v2299;
-      const uint v2304 = v2302 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2304 = v2302 + v2136;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2305 = v2304 + v2295;
       const uint v2306 = v2300 ? v2305 : 0u;
-      const uint v2309 = v2142 + v2308;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2309 = v2142 + v2308;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2310 = v2309 + v2295;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2310 + e] = v2300 ? a[v2306 + e] : bfloat(0);
       }
-      const uint v2322 = v2136 + v2319;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2322 = v2136 + v2319;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2323 = v2322 < v2;
       const bool v2324 = v2321 && v2323;
-      const uint v2328 = v2326 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2328 = v2326 + v2136;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2329 = v2328 + v2319;
       const uint v2330 = v2324 ? v2329 : 0u;
-      const uint v2333 = v2142 + v2332;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2333 = v2142 + v2332;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2334 = v2333 + v2319;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2334 + e] = v2324 ? a[v2330 + e] : bfloat(0);
       }
-      const uint v2346 = v2136 + v2341;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2346 = v2136 + v2341;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2347 = v2346 < v2;
       const bool v2350 = v2347 && v2349;
-      const uint v2352 = v2346 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2352 = v2346 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2354 = v2352 + v28;
       const uint v2355 = v2354 + v2345;
       const uint v2356 = v2350 ? v2355 : 0u;
-      const uint v2359 = v2142 + v2358;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2359 = v2142 + v2358;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2360 = v2359 + v2345;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2360 + e] = v2350 ? b[v2356 + e] : bfloat(0);
       }
-      const uint v2370 = v2136 + v2365;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2370 = v2136 + v2365;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2371 = v2370 < v2;
       const bool v2374 = v2371 && v2373;
-      const uint v2376 = v2370 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2376 = v2370 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2378 = v2376 + v28;
       const uint v2379 = v2378 + v2369;
       const uint v2380 = v2374 ? v2379 : 0u;
-      const uint v2383 = v2142 + v2382;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2383 = v2142 + v2382;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2384 = v2383 + v2369;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2384 + e] = v2374 ? b[v2380 + e] : bfloat(0);
       }
-      const uint v2394 = v2136 + v2389;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2394 = v2136 + v2389;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2395 = v2394 < v2;
       const bool v2398 = v2395 && v2397;
-      const uint v2400 = v2394 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2400 = v2394 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2402 = v2400 + v28;
       const uint v2403 = v2402 + v2393;
       const uint v2404 = v2398 ? v2403 : 0u;
-      const uint v2407 = v2142 + v2406;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2407 = v2142 + v2406;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2408 = v2407 + v2393;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2408 + e] = v2398 ? b[v2404 + e] : bfloat(0);
       }
-      const uint v2418 = v2136 + v2413;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2418 = v2136 + v2413;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2419 = v2418 < v2;
       const bool v2422 = v2419 && v2421;
-      const uint v2424 = v2418 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2424 = v2418 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2426 = v2424 + v28;
       const uint v2427 = v2426 + v2417;
       const uint v2428 = v2422 ? v2427 : 0u;
-      const uint v2431 = v2142 + v2430;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2431 = v2142 + v2430;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2432 = v2431 + v2417;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2432 + e] = v2422 ? b[v2428 + e] : bfloat(0);
       }
-      const uint v2442 = v2136 + v2437;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2442 = v2136 + v2437;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2443 = v2442 < v2;
       const bool v2446 = v2443 && v2445;
-      const uint v2448 = v2442 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2448 = v2442 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2450 = v2448 + v28;
       const uint v2451 = v2450 + v2441;
       const uint v2452 = v2446 ? v2451 : 0u;
-      const uint v2455 = v2142 + v2454;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2455 = v2142 + v2454;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2456 = v2455 + v2441;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2456 + e] = v2446 ? b[v2452 + e] : bfloat(0);
       }
-      const uint v2466 = v2136 + v2461;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2466 = v2136 + v2461;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2467 = v2466 < v2;
       const bool v2470 = v2467 && v2469;
-      const uint v2472 = v2466 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2472 = v2466 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2474 = v2472 + v28;
       const uint v2475 = v2474 + v2465;
       const uint v2476 = v2470 ? v2475 : 0u;
-      const uint v2479 = v2142 + v2478;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2479 = v2142 + v2478;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2480 = v2479 + v2465;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2480 + e] = v2470 ? b[v2476 + e] : bfloat(0);
       }
-      const uint v2490 = v2136 + v2485;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2490 = v2136 + v2485;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2491 = v2490 < v2;
       const bool v2494 = v2491 && v2493;
-      const uint v2496 = v2490 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2496 = v2490 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2498 = v2496 + v28;
       const uint v2499 = v2498 + v2489;
       const uint v2500 = v2494 ? v2499 : 0u;
-      const uint v2503 = v2142 + v2502;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2503 = v2142 + v2502;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2504 = v2503 + v2489;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2504 + e] = v2494 ? b[v2500 + e] : bfloat(0);
       }
-      const uint v2514 = v2136 + v2509;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2514 = v2136 + v2509;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2515 = v2514 < v2;
       const bool v2518 = v2515 && v2517;
-      const uint v2520 = v2514 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2520 = v2514 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2522 = v2520 + v28;
       const uint v2523 = v2522 + v2513;
       const uint v2524 = v2518 ? v2523 : 0u;
-      const uint v2527 = v2142 + v2526;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2527 = v2142 + v2526;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2528 = v2527 + v2513;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2528 + e] = v2518 ? b[v2524 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2537 = v2142 + v2536;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v2537 = v2142 + v2536;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2537), long(64u));
-      const uint v2542 = v2142 + v37;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2542 = v2142 + v37;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load<false>(v43, shm1, long(v2542), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2548 = v2537 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2548 = v2537 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2548), long(64u));
-      const uint v2551 = v2142 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2551 = v2142 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2552 = v2551 + v37;
       iron_frag_load<false>(v43, shm1, long(v2552), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2558 = v2537 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2558 = v2537 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2558), long(64u));
-      const uint v2561 = v2142 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2561 = v2142 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2562 = v2561 + v37;
       iron_frag_load<false>(v43, shm1, long(v2562), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2568 = v2537 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2568 = v2537 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2568), long(64u));
-      const uint v2571 = v2142 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2571 = v2142 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2572 = v2571 + v37;
       iron_frag_load<false>(v43, shm1, long(v2572), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v513 = v512 < v0;
         const uint v514 = v503 + v511;
         const bool v515 = v514 < v2;
         const bool v516 = v513 && v515;
         if (v516) {
-          const uint v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v520 = v518 + v503;
           const uint v521 = v520 + v511;
           const bfloat v522 = a[v521];
-          const uint v524 = v509 << 6u;
+          const uint v524 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v525 = v524 + v511;
           shm0[v525] = v522;
         } else {
-          const uint v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v528 = v527 + v511;
           shm0[v528] = bfloat(0.0f);
         }
       }
 
-      for (uint v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v539 = v538 < v2;
         const uint v540 = v28 + v537;
         const bool v541 = v540 < v1;
         const bool v542 = v539 && v541;
         if (v542) {
-          const uint v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v546 = v544 + v28;
           const uint v547 = v546 + v537;
           const bfloat v548 = b[v547];
-          const uint v550 = v535 << 7u;
+          const uint v550 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v551 = v550 + v537;
           shm1[v551] = v548;
         } else {
-          const uint v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v554 = v553 + v537;
           shm1[v554] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v599 = v24 + v33;
-  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v601 = v599 + v600;
-  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -539,11 +539,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v611 = v610 + v603;
     out[v611] = v609;
   }
-  const uint v612 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v612 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v613 = v599 + v612;
-  const uint v614 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v614 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v615 = v598 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v617 = v615 < v1;
   const bool v618 = v616 && v617;
   if (v618) {
@@ -554,11 +554,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v623 = v622 + v615;
     out[v623] = v621;
   }
-  const uint v624 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v624 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v625 = v599 + v624;
-  const uint v626 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v626 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v627 = v598 + v626;
-  const bool v628 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v628 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v629 = v627 < v1;
   const bool v630 = v628 && v629;
   if (v630) {
@@ -569,11 +569,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v635 = v634 + v627;
     out[v635] = v633;
   }
-  const uint v636 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v636 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v637 = v599 + v636;
-  const uint v638 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v638 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v639 = v598 + v638;
-  const bool v640 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v640 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v641 = v639 < v1;
   const bool v642 = v640 && v641;
   if (v642) {
@@ -584,11 +584,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v647 = v646 + v639;
     out[v647] = v645;
   }
-  const uint v648 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v648 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v649 = v599 + v648;
-  const uint v650 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v650 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v651 = v598 + v650;
-  const bool v652 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v653 = v651 < v1;
   const bool v654 = v652 && v653;
   if (v654) {
@@ -599,11 +599,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v659 = v658 + v651;
     out[v659] = v657;
   }
-  const uint v660 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v660 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v661 = v599 + v660;
-  const uint v662 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v662 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v663 = v598 + v662;
-  const bool v664 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v664 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v665 = v663 < v1;
   const bool v666 = v664 && v665;
   if (v666) {
@@ -614,11 +614,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v671 = v670 + v663;
     out[v671] = v669;
   }
-  const uint v672 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v672 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v673 = v599 + v672;
-  const uint v674 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v674 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v675 = v598 + v674;
-  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -629,11 +629,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v683 = v682 + v675;
     out[v683] = v681;
   }
-  const uint v684 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v684 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v685 = v599 + v684;
-  const uint v686 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v686 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v687 = v598 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -644,11 +644,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v695 = v694 + v687;
     out[v695] = v693;
   }
-  const uint v696 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v696 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v697 = v599 + v696;
-  const uint v698 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v698 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v699 = v598 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v701 = v699 < v1;
   const bool v702 = v700 && v701;
   if (v702) {
@@ -659,11 +659,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v707 = v706 + v699;
     out[v707] = v705;
   }
-  const uint v708 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v708 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v709 = v599 + v708;
-  const uint v710 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v710 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v711 = v598 + v710;
-  const bool v712 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v713 = v711 < v1;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -674,11 +674,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v719 = v718 + v711;
     out[v719] = v717;
   }
-  const uint v720 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v720 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v721 = v599 + v720;
-  const uint v722 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v722 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v723 = v598 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v725 = v723 < v1;
   const bool v726 = v724 && v725;
   if (v726) {
@@ -689,11 +689,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v731 = v730 + v723;
     out[v731] = v729;
   }
-  const uint v732 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v732 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v733 = v599 + v732;
-  const uint v734 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v734 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v735 = v598 + v734;
-  const bool v736 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v736 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v737 = v735 < v1;
   const bool v738 = v736 && v737;
   if (v738) {
@@ -704,11 +704,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v743 = v742 + v735;
     out[v743] = v741;
   }
-  const uint v744 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v744 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v745 = v599 + v744;
-  const uint v746 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v746 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v747 = v598 + v746;
-  const bool v748 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v748 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v749 = v747 < v1;
   const bool v750 = v748 && v749;
   if (v750) {
@@ -719,11 +719,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v755 = v754 + v747;
     out[v755] = v753;
   }
-  const uint v756 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v756 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v757 = v599 + v756;
-  const uint v758 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v758 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v759 = v598 + v758;
-  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v761 = v759 < v1;
   const bool v762 = v760 && v761;
   if (v762) {
@@ -734,11 +734,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v767 = v766 + v759;
     out[v767] = v765;
   }
-  const uint v768 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v768 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v769 = v599 + v768;
-  const uint v770 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v770 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v771 = v598 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -749,11 +749,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v779 = v778 + v771;
     out[v779] = v777;
   }
-  const uint v780 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v780 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v781 = v599 + v780;
-  const uint v782 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v782 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v783 = v598 + v782;
-  const bool v784 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v784 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v785 = v783 < v1;
   const bool v786 = v784 && v785;
   if (v786) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v791 = v790 + v783;
     out[v791] = v789;
   }
-  const uint v792 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v792 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v793 = v599 + v792;
-  const uint v794 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v794 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v795 = v598 + v794;
-  const bool v796 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v796 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v797 = v795 < v1;
   const bool v798 = v796 && v797;
   if (v798) {
@@ -779,11 +779,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v803 = v802 + v795;
     out[v803] = v801;
   }
-  const uint v804 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v804 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v805 = v599 + v804;
-  const uint v806 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v806 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v807 = v598 + v806;
-  const bool v808 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v808 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v809 = v807 < v1;
   const bool v810 = v808 && v809;
   if (v810) {
@@ -794,11 +794,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v815 = v814 + v807;
     out[v815] = v813;
   }
-  const uint v816 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v816 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v817 = v599 + v816;
-  const uint v818 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v818 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v819 = v598 + v818;
-  const bool v820 = v817 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v821 = v819 < v1;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -809,11 +809,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v827 = v826 + v819;
     out[v827] = v825;
   }
-  const uint v828 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v828 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v829 = v599 + v828;
-  const uint v830 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v830 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v831 = v598 + v830;
-  const bool v832 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v832 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v833 = v831 < v1;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -824,11 +824,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v839 = v838 + v831;
     out[v839] = v837;
   }
-  const uint v840 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v840 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v841 = v599 + v840;
-  const uint v842 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v842 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v843 = v598 + v842;
-  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
@@ -839,11 +839,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v851 = v850 + v843;
     out[v851] = v849;
   }
-  const uint v852 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v852 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v853 = v599 + v852;
-  const uint v854 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v854 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v855 = v598 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -854,11 +854,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v863 = v862 + v855;
     out[v863] = v861;
   }
-  const uint v864 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v864 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v865 = v599 + v864;
-  const uint v866 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v866 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v867 = v598 + v866;
-  const bool v868 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v868 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v869 = v867 < v1;
   const bool v870 = v868 && v869;
   if (v870) {
@@ -869,11 +869,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v875 = v874 + v867;
     out[v875] = v873;
   }
-  const uint v876 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v876 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v877 = v599 + v876;
-  const uint v878 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v878 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v879 = v598 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -884,11 +884,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v887 = v886 + v879;
     out[v887] = v885;
   }
-  const uint v888 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v888 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v889 = v599 + v888;
-  const uint v890 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v890 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v891 = v598 + v890;
-  const bool v892 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v892 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v893 = v891 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
@@ -899,11 +899,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v899 = v898 + v891;
     out[v899] = v897;
   }
-  const uint v900 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v900 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v901 = v599 + v900;
-  const uint v902 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v902 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v903 = v598 + v902;
-  const bool v904 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v905 = v903 < v1;
   const bool v906 = v904 && v905;
   if (v906) {
@@ -914,11 +914,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v911 = v910 + v903;
     out[v911] = v909;
   }
-  const uint v912 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v912 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v913 = v599 + v912;
-  const uint v914 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v914 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v915 = v598 + v914;
-  const bool v916 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v916 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v917 = v915 < v1;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -929,11 +929,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v923 = v922 + v915;
     out[v923] = v921;
   }
-  const uint v924 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v924 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v925 = v599 + v924;
-  const uint v926 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v926 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v927 = v598 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -944,11 +944,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v935 = v934 + v927;
     out[v935] = v933;
   }
-  const uint v936 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v936 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v937 = v599 + v936;
-  const uint v938 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v938 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v939 = v598 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -959,11 +959,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v947 = v946 + v939;
     out[v947] = v945;
   }
-  const uint v948 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v948 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v949 = v599 + v948;
-  const uint v950 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v950 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v951 = v598 + v950;
-  const bool v952 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v952 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v953 = v951 < v1;
   const bool v954 = v952 && v953;
   if (v954) {
@@ -974,11 +974,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v959 = v958 + v951;
     out[v959] = v957;
   }
-  const uint v960 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v960 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v961 = v599 + v960;
-  const uint v962 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v962 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v963 = v598 + v962;
-  const bool v964 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v964 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v965 = v963 < v1;
   const bool v966 = v964 && v965;
   if (v966) {
@@ -989,11 +989,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v971 = v970 + v963;
     out[v971] = v969;
   }
-  const uint v972 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v972 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v973 = v599 + v972;
-  const uint v974 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v974 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v975 = v598 + v974;
-  const bool v976 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v977 = v975 < v1;
   const bool v978 = v976 && v977;
   if (v978) {
@@ -1004,11 +1004,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v983 = v982 + v975;
     out[v983] = v981;
   }
-  const uint v984 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v984 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v985 = v599 + v984;
-  const uint v986 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v986 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v987 = v598 + v986;
-  const bool v988 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v988 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v989 = v987 < v1;
   const bool v990 = v988 && v989;
   if (v990) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v995 = v994 + v987;
     out[v995] = v993;
   }
-  const uint v996 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v996 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v997 = v599 + v996;
-  const uint v998 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v998 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v999 = v598 + v998;
-  const bool v1000 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1000 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1001 = v999 < v1;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
@@ -1034,11 +1034,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1007 = v1006 + v999;
     out[v1007] = v1005;
   }
-  const uint v1008 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1008 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1009 = v599 + v1008;
-  const uint v1010 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1010 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1011 = v598 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1019 = v1018 + v1011;
     out[v1019] = v1017;
   }
-  const uint v1020 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1020 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1021 = v599 + v1020;
-  const uint v1022 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1022 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1023 = v598 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1064,11 +1064,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1031 = v1030 + v1023;
     out[v1031] = v1029;
   }
-  const uint v1032 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1032 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1033 = v599 + v1032;
-  const uint v1034 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1034 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1035 = v598 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1037 = v1035 < v1;
   const bool v1038 = v1036 && v1037;
   if (v1038) {
@@ -1079,11 +1079,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1043 = v1042 + v1035;
     out[v1043] = v1041;
   }
-  const uint v1044 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1044 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1045 = v599 + v1044;
-  const uint v1046 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1046 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1047 = v598 + v1046;
-  const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1049 = v1047 < v1;
   const bool v1050 = v1048 && v1049;
   if (v1050) {
@@ -1094,11 +1094,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1055 = v1054 + v1047;
     out[v1055] = v1053;
   }
-  const uint v1056 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1056 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1057 = v599 + v1056;
-  const uint v1058 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1058 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1059 = v598 + v1058;
-  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1061 = v1059 < v1;
   const bool v1062 = v1060 && v1061;
   if (v1062) {
@@ -1109,11 +1109,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1067 = v1066 + v1059;
     out[v1067] = v1065;
   }
-  const uint v1068 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1068 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1069 = v599 + v1068;
-  const uint v1070 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1070 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1071 = v598 + v1070;
-  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1073 = v1071 < v1;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1124,11 +1124,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1079 = v1078 + v1071;
     out[v1079] = v1077;
   }
-  const uint v1080 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1080 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1081 = v599 + v1080;
-  const uint v1082 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1082 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1083 = v598 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1085 = v1083 < v1;
   const bool v1086 = v1084 && v1085;
   if (v1086) {
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1091 = v1090 + v1083;
     out[v1091] = v1089;
   }
-  const uint v1092 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1092 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1093 = v599 + v1092;
-  const uint v1094 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1094 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1095 = v598 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1097 = v1095 < v1;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -1154,11 +1154,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1103 = v1102 + v1095;
     out[v1103] = v1101;
   }
-  const uint v1104 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1104 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1105 = v599 + v1104;
-  const uint v1106 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1106 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1107 = v598 + v1106;
-  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1169,11 +1169,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1115 = v1114 + v1107;
     out[v1115] = v1113;
   }
-  const uint v1116 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1116 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1117 = v599 + v1116;
-  const uint v1118 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1118 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1119 = v598 + v1118;
-  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1121 = v1119 < v1;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -1184,11 +1184,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1127 = v1126 + v1119;
     out[v1127] = v1125;
   }
-  const uint v1128 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1128 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1129 = v599 + v1128;
-  const uint v1130 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1130 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1131 = v598 + v1130;
-  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1133 = v1131 < v1;
   const bool v1134 = v1132 && v1133;
   if (v1134) {
@@ -1199,11 +1199,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1139 = v1138 + v1131;
     out[v1139] = v1137;
   }
-  const uint v1140 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1140 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1141 = v599 + v1140;
-  const uint v1142 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1142 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1143 = v598 + v1142;
-  const bool v1144 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1144 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1145 = v1143 < v1;
   const bool v1146 = v1144 && v1145;
   if (v1146) {
@@ -1214,11 +1214,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1151 = v1150 + v1143;
     out[v1151] = v1149;
   }
-  const uint v1152 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1152 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1153 = v599 + v1152;
-  const uint v1154 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1154 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1155 = v598 + v1154;
-  const bool v1156 = v1153 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1156 = v1153 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1157 = v1155 < v1;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
@@ -1229,11 +1229,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1163 = v1162 + v1155;
     out[v1163] = v1161;
   }
-  const uint v1164 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1164 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1165 = v599 + v1164;
-  const uint v1166 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1166 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1167 = v598 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1169 = v1167 < v1;
   const bool v1170 = v1168 && v1169;
   if (v1170) {
@@ -1244,11 +1244,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1175 = v1174 + v1167;
     out[v1175] = v1173;
   }
-  const uint v1176 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1176 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1177 = v599 + v1176;
-  const uint v1178 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1178 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1179 = v598 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1259,11 +1259,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1187 = v1186 + v1179;
     out[v1187] = v1185;
   }
-  const uint v1188 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1188 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1189 = v599 + v1188;
-  const uint v1190 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1190 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1191 = v598 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1199 = v1198 + v1191;
     out[v1199] = v1197;
   }
-  const uint v1200 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1200 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1201 = v599 + v1200;
-  const uint v1202 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1202 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1203 = v598 + v1202;
-  const bool v1204 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1204 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1205 = v1203 < v1;
   const bool v1206 = v1204 && v1205;
   if (v1206) {
@@ -1289,11 +1289,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1211 = v1210 + v1203;
     out[v1211] = v1209;
   }
-  const uint v1212 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1212 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1213 = v599 + v1212;
-  const uint v1214 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1214 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1215 = v598 + v1214;
-  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1217 = v1215 < v1;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1304,11 +1304,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1223 = v1222 + v1215;
     out[v1223] = v1221;
   }
-  const uint v1224 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1224 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1225 = v599 + v1224;
-  const uint v1226 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1226 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1227 = v598 + v1226;
-  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1229 = v1227 < v1;
   const bool v1230 = v1228 && v1229;
   if (v1230) {
@@ -1319,11 +1319,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1235 = v1234 + v1227;
     out[v1235] = v1233;
   }
-  const uint v1236 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1236 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1237 = v599 + v1236;
-  const uint v1238 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1238 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1239 = v598 + v1238;
-  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1241 = v1239 < v1;
   const bool v1242 = v1240 && v1241;
   if (v1242) {
@@ -1334,11 +1334,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1247 = v1246 + v1239;
     out[v1247] = v1245;
   }
-  const uint v1248 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1248 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1249 = v599 + v1248;
-  const uint v1250 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1250 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1251 = v598 + v1250;
-  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1253 = v1251 < v1;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1349,11 +1349,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1259 = v1258 + v1251;
     out[v1259] = v1257;
   }
-  const uint v1260 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1260 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1261 = v599 + v1260;
-  const uint v1262 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1262 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1263 = v598 + v1262;
-  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1265 = v1263 < v1;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1364,11 +1364,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1271 = v1270 + v1263;
     out[v1271] = v1269;
   }
-  const uint v1272 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1272 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1273 = v599 + v1272;
-  const uint v1274 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1274 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1275 = v598 + v1274;
-  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1379,11 +1379,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1283 = v1282 + v1275;
     out[v1283] = v1281;
   }
-  const uint v1284 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1284 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1285 = v599 + v1284;
-  const uint v1286 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1286 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1287 = v598 + v1286;
-  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1289 = v1287 < v1;
   const bool v1290 = v1288 && v1289;
   if (v1290) {
@@ -1394,11 +1394,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1295 = v1294 + v1287;
     out[v1295] = v1293;
   }
-  const uint v1296 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1296 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1297 = v599 + v1296;
-  const uint v1298 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1298 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1299 = v598 + v1298;
-  const bool v1300 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1300 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1301 = v1299 < v1;
   const bool v1302 = v1300 && v1301;
   if (v1302) {
@@ -1409,11 +1409,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1307 = v1306 + v1299;
     out[v1307] = v1305;
   }
-  const uint v1308 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1308 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1309 = v599 + v1308;
-  const uint v1310 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1310 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1311 = v598 + v1310;
-  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1313 = v1311 < v1;
   const bool v1314 = v1312 && v1313;
   if (v1314) {
@@ -1424,11 +1424,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1319 = v1318 + v1311;
     out[v1319] = v1317;
   }
-  const uint v1320 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1320 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1321 = v599 + v1320;
-  const uint v1322 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1322 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1323 = v598 + v1322;
-  const bool v1324 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1324 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1325 = v1323 < v1;
   const bool v1326 = v1324 && v1325;
   if (v1326) {
@@ -1439,11 +1439,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1331 = v1330 + v1323;
     out[v1331] = v1329;
   }
-  const uint v1332 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1332 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1333 = v599 + v1332;
-  const uint v1334 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1334 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1335 = v598 + v1334;
-  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1337 = v1335 < v1;
   const bool v1338 = v1336 && v1337;
   if (v1338) {
@@ -1454,11 +1454,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1343 = v1342 + v1335;
     out[v1343] = v1341;
   }
-  const uint v1344 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1344 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1345 = v599 + v1344;
-  const uint v1346 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1346 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1347 = v598 + v1346;
-  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1349 = v1347 < v1;
   const bool v1350 = v1348 && v1349;
   if (v1350) {
@@ -1469,11 +1469,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1355 = v1354 + v1347;
     out[v1355] = v1353;
   }
-  const uint v1356 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1356 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1357 = v599 + v1356;
-  const uint v1358 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1358 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1359 = v598 + v1358;
-  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1484,11 +1484,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1367 = v1366 + v1359;
     out[v1367] = v1365;
   }
-  const uint v1368 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1368 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1369 = v599 + v1368;
-  const uint v1370 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1370 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1371 = v598 + v1370;
-  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1373 = v1371 < v1;
   const bool v1374 = v1372 && v1373;
   if (v1374) {
@@ -1499,11 +1499,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1379 = v1378 + v1371;
     out[v1379] = v1377;
   }
-  const uint v1380 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1380 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1381 = v599 + v1380;
-  const uint v1382 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1382 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1383 = v598 + v1382;
-  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1385 = v1383 < v1;
   const bool v1386 = v1384 && v1385;
   if (v1386) {
@@ -1514,11 +1514,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1391 = v1390 + v1383;
     out[v1391] = v1389;
   }
-  const uint v1392 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1392 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1393 = v599 + v1392;
-  const uint v1394 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1394 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1395 = v598 + v1394;
-  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1397 = v1395 < v1;
   const bool v1398 = v1396 && v1397;
   if (v1398) {
@@ -1529,11 +1529,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1403 = v1402 + v1395;
     out[v1403] = v1401;
   }
-  const uint v1404 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1404 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1405 = v599 + v1404;
-  const uint v1406 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1406 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1407 = v598 + v1406;
-  const bool v1408 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1408 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1409 = v1407 < v1;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
@@ -1544,11 +1544,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1415 = v1414 + v1407;
     out[v1415] = v1413;
   }
-  const uint v1416 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1416 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1417 = v599 + v1416;
-  const uint v1418 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1418 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1419 = v598 + v1418;
-  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1421 = v1419 < v1;
   const bool v1422 = v1420 && v1421;
   if (v1422) {
@@ -1559,11 +1559,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1427 = v1426 + v1419;
     out[v1427] = v1425;
   }
-  const uint v1428 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1428 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1429 = v599 + v1428;
-  const uint v1430 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1430 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1431 = v598 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1574,11 +1574,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1439 = v1438 + v1431;
     out[v1439] = v1437;
   }
-  const uint v1440 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1440 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1441 = v599 + v1440;
-  const uint v1442 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1442 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1443 = v598 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1589,11 +1589,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1451 = v1450 + v1443;
     out[v1451] = v1449;
   }
-  const uint v1452 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1452 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1453 = v599 + v1452;
-  const uint v1454 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1454 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1455 = v598 + v1454;
-  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1457 = v1455 < v1;
   const bool v1458 = v1456 && v1457;
   if (v1458) {
@@ -1604,11 +1604,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1463 = v1462 + v1455;
     out[v1463] = v1461;
   }
-  const uint v1464 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1464 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1465 = v599 + v1464;
-  const uint v1466 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1466 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1467 = v598 + v1466;
-  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1469 = v1467 < v1;
   const bool v1470 = v1468 && v1469;
   if (v1470) {
@@ -1619,11 +1619,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1475 = v1474 + v1467;
     out[v1475] = v1473;
   }
-  const uint v1476 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1476 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1477 = v599 + v1476;
-  const uint v1478 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1478 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1479 = v598 + v1478;
-  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1481 = v1479 < v1;
   const bool v1482 = v1480 && v1481;
   if (v1482) {
@@ -1634,11 +1634,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1487 = v1486 + v1479;
     out[v1487] = v1485;
   }
-  const uint v1488 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1488 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1489 = v599 + v1488;
-  const uint v1490 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1490 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1491 = v598 + v1490;
-  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1493 = v1491 < v1;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
@@ -1649,11 +1649,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1499 = v1498 + v1491;
     out[v1499] = v1497;
   }
-  const uint v1500 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1500 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1501 = v599 + v1500;
-  const uint v1502 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1502 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1503 = v598 + v1502;
-  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1505 = v1503 < v1;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1664,11 +1664,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1511 = v1510 + v1503;
     out[v1511] = v1509;
   }
-  const uint v1512 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1512 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1513 = v599 + v1512;
-  const uint v1514 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1514 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1515 = v598 + v1514;
-  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
@@ -1679,11 +1679,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1523 = v1522 + v1515;
     out[v1523] = v1521;
   }
-  const uint v1524 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1524 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1525 = v599 + v1524;
-  const uint v1526 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1526 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1527 = v598 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1694,11 +1694,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1535 = v1534 + v1527;
     out[v1535] = v1533;
   }
-  const uint v1536 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1536 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1537 = v599 + v1536;
-  const uint v1538 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1538 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1539 = v598 + v1538;
-  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1709,11 +1709,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1547 = v1546 + v1539;
     out[v1547] = v1545;
   }
-  const uint v1548 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1548 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1549 = v599 + v1548;
-  const uint v1550 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1550 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1551 = v598 + v1550;
-  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1553 = v1551 < v1;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -1724,11 +1724,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1559 = v1558 + v1551;
     out[v1559] = v1557;
   }
-  const uint v1560 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1560 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1561 = v599 + v1560;
-  const uint v1562 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1562 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1563 = v598 + v1562;
-  const bool v1564 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1564 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1565 = v1563 < v1;
   const bool v1566 = v1564 && v1565;
   if (v1566) {
@@ -1739,11 +1739,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1571 = v1570 + v1563;
     out[v1571] = v1569;
   }
-  const uint v1572 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1572 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1573 = v599 + v1572;
-  const uint v1574 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1574 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1575 = v598 + v1574;
-  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1577 = v1575 < v1;
   const bool v1578 = v1576 && v1577;
   if (v1578) {
@@ -1754,11 +1754,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1583 = v1582 + v1575;
     out[v1583] = v1581;
   }
-  const uint v1584 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1584 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1585 = v599 + v1584;
-  const uint v1586 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1586 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1587 = v598 + v1586;
-  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1589 = v1587 < v1;
   const bool v1590 = v1588 && v1589;
   if (v1590) {
@@ -1769,11 +1769,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1595 = v1594 + v1587;
     out[v1595] = v1593;
   }
-  const uint v1596 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1596 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1597 = v599 + v1596;
-  const uint v1598 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1598 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1599 = v598 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1601 = v1599 < v1;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1607 = v1606 + v1599;
     out[v1607] = v1605;
   }
-  const uint v1608 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1608 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1609 = v599 + v1608;
-  const uint v1610 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1610 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1611 = v598 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -1799,11 +1799,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1619 = v1618 + v1611;
     out[v1619] = v1617;
   }
-  const uint v1620 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1620 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1621 = v599 + v1620;
-  const uint v1622 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1622 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1623 = v598 + v1622;
-  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1625 = v1623 < v1;
   const bool v1626 = v1624 && v1625;
   if (v1626) {
@@ -1814,11 +1814,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1631 = v1630 + v1623;
     out[v1631] = v1629;
   }
-  const uint v1632 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1632 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1633 = v599 + v1632;
-  const uint v1634 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1634 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1635 = v598 + v1634;
-  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1637 = v1635 < v1;
   const bool v1638 = v1636 && v1637;
   if (v1638) {
@@ -1829,11 +1829,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1643 = v1642 + v1635;
     out[v1643] = v1641;
   }
-  const uint v1644 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1644 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1645 = v599 + v1644;
-  const uint v1646 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1646 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1647 = v598 + v1646;
-  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1649 = v1647 < v1;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
@@ -1844,11 +1844,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1655 = v1654 + v1647;
     out[v1655] = v1653;
   }
-  const uint v1656 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1656 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1657 = v599 + v1656;
-  const uint v1658 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1658 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1659 = v598 + v1658;
-  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1661 = v1659 < v1;
   const bool v1662 = v1660 && v1661;
   if (v1662) {
@@ -1859,11 +1859,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1667 = v1666 + v1659;
     out[v1667] = v1665;
   }
-  const uint v1668 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1668 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1669 = v599 + v1668;
-  const uint v1670 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1670 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1671 = v598 + v1670;
-  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1673 = v1671 < v1;
   const bool v1674 = v1672 && v1673;
   if (v1674) {
@@ -1874,11 +1874,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1679 = v1678 + v1671;
     out[v1679] = v1677;
   }
-  const uint v1680 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1680 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1681 = v599 + v1680;
-  const uint v1682 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1682 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1683 = v598 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1889,11 +1889,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1691 = v1690 + v1683;
     out[v1691] = v1689;
   }
-  const uint v1692 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1692 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1693 = v599 + v1692;
-  const uint v1694 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1694 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1695 = v598 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1904,11 +1904,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1703 = v1702 + v1695;
     out[v1703] = v1701;
   }
-  const uint v1704 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1704 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1705 = v599 + v1704;
-  const uint v1706 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1706 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1707 = v598 + v1706;
-  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1709 = v1707 < v1;
   const bool v1710 = v1708 && v1709;
   if (v1710) {
@@ -1919,11 +1919,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1715 = v1714 + v1707;
     out[v1715] = v1713;
   }
-  const uint v1716 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1716 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1717 = v599 + v1716;
-  const uint v1718 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1718 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1719 = v598 + v1718;
-  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1721 = v1719 < v1;
   const bool v1722 = v1720 && v1721;
   if (v1722) {
@@ -1934,11 +1934,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1727 = v1726 + v1719;
     out[v1727] = v1725;
   }
-  const uint v1728 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1728 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1729 = v599 + v1728;
-  const uint v1730 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1730 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1731 = v598 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1733 = v1731 < v1;
   const bool v1734 = v1732 && v1733;
   if (v1734) {
@@ -1949,11 +1949,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1739 = v1738 + v1731;
     out[v1739] = v1737;
   }
-  const uint v1740 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1740 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1741 = v599 + v1740;
-  const uint v1742 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1742 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1743 = v598 + v1742;
-  const bool v1744 = v1741 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1744 = v1741 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1745 = v1743 < v1;
   const bool v1746 = v1744 && v1745;
   if (v1746) {
@@ -1964,11 +1964,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1751 = v1750 + v1743;
     out[v1751] = v1749;
   }
-  const uint v1752 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1752 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1753 = v599 + v1752;
-  const uint v1754 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1754 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1755 = v598 + v1754;
-  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1757 = v1755 < v1;
   const bool v1758 = v1756 && v1757;
   if (v1758) {
@@ -1979,11 +1979,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1763 = v1762 + v1755;
     out[v1763] = v1761;
   }
-  const uint v1764 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1764 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1765 = v599 + v1764;
-  const uint v1766 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1766 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1767 = v598 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
@@ -1994,11 +1994,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1775 = v1774 + v1767;
     out[v1775] = v1773;
   }
-  const uint v1776 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1776 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1777 = v599 + v1776;
-  const uint v1778 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1778 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1779 = v598 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -2009,11 +2009,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1787 = v1786 + v1779;
     out[v1787] = v1785;
   }
-  const uint v1788 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1788 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1789 = v599 + v1788;
-  const uint v1790 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1790 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1791 = v598 + v1790;
-  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1793 = v1791 < v1;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
@@ -2024,11 +2024,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1799 = v1798 + v1791;
     out[v1799] = v1797;
   }
-  const uint v1800 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1800 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1801 = v599 + v1800;
-  const uint v1802 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1802 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1803 = v598 + v1802;
-  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1805 = v1803 < v1;
   const bool v1806 = v1804 && v1805;
   if (v1806) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1811 = v1810 + v1803;
     out[v1811] = v1809;
   }
-  const uint v1812 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1812 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1813 = v599 + v1812;
-  const uint v1814 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1814 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1815 = v598 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1817 = v1815 < v1;
   const bool v1818 = v1816 && v1817;
   if (v1818) {
@@ -2054,11 +2054,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1823 = v1822 + v1815;
     out[v1823] = v1821;
   }
-  const uint v1824 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1824 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1825 = v599 + v1824;
-  const uint v1826 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1826 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1827 = v598 + v1826;
-  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1829 = v1827 < v1;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -2069,11 +2069,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1835 = v1834 + v1827;
     out[v1835] = v1833;
   }
-  const uint v1836 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1836 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1837 = v599 + v1836;
-  const uint v1838 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1838 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1839 = v598 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1841 = v1839 < v1;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -2084,11 +2084,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1847 = v1846 + v1839;
     out[v1847] = v1845;
   }
-  const uint v1848 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1848 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1849 = v599 + v1848;
-  const uint v1850 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1850 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1851 = v598 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -2099,11 +2099,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1859 = v1858 + v1851;
     out[v1859] = v1857;
   }
-  const uint v1860 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1860 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1861 = v599 + v1860;
-  const uint v1862 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1862 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1863 = v598 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -2114,11 +2114,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1871 = v1870 + v1863;
     out[v1871] = v1869;
   }
-  const uint v1872 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1872 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1873 = v599 + v1872;
-  const uint v1874 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1874 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1875 = v598 + v1874;
-  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1877 = v1875 < v1;
   const bool v1878 = v1876 && v1877;
   if (v1878) {
@@ -2129,11 +2129,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1883 = v1882 + v1875;
     out[v1883] = v1881;
   }
-  const uint v1884 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1884 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1885 = v599 + v1884;
-  const uint v1886 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1886 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1887 = v598 + v1886;
-  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1889 = v1887 < v1;
   const bool v1890 = v1888 && v1889;
   if (v1890) {
@@ -2144,11 +2144,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1895 = v1894 + v1887;
     out[v1895] = v1893;
   }
-  const uint v1896 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1896 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1897 = v599 + v1896;
-  const uint v1898 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1898 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1899 = v598 + v1898;
-  const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1901 = v1899 < v1;
   const bool v1902 = v1900 && v1901;
   if (v1902) {
@@ -2159,11 +2159,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1907 = v1906 + v1899;
     out[v1907] = v1905;
   }
-  const uint v1908 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1908 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1909 = v599 + v1908;
-  const uint v1910 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1910 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1911 = v598 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1913 = v1911 < v1;
   const bool v1914 = v1912 && v1913;
   if (v1914) {
@@ -2174,11 +2174,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1919 = v1918 + v1911;
     out[v1919] = v1917;
   }
-  const uint v1920 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1920 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1921 = v599 + v1920;
-  const uint v1922 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1922 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1923 = v598 + v1922;
-  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1925 = v1923 < v1;
   const bool v1926 = v1924 && v1925;
   if (v1926) {
@@ -2189,11 +2189,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1931 = v1930 + v1923;
     out[v1931] = v1929;
   }
-  const uint v1932 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1932 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1933 = v599 + v1932;
-  const uint v1934 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1934 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1935 = v598 + v1934;
-  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1937 = v1935 < v1;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -2204,11 +2204,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1943 = v1942 + v1935;
     out[v1943] = v1941;
   }
-  const uint v1944 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1944 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1945 = v599 + v1944;
-  const uint v1946 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1946 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1947 = v598 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2219,11 +2219,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1955 = v1954 + v1947;
     out[v1955] = v1953;
   }
-  const uint v1956 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1956 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1957 = v599 + v1956;
-  const uint v1958 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1958 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1959 = v598 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1961 = v1959 < v1;
   const bool v1962 = v1960 && v1961;
   if (v1962) {
@@ -2234,11 +2234,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1967 = v1966 + v1959;
     out[v1967] = v1965;
   }
-  const uint v1968 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1968 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1969 = v599 + v1968;
-  const uint v1970 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1970 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1971 = v598 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -2249,11 +2249,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1979 = v1978 + v1971;
     out[v1979] = v1977;
   }
-  const uint v1980 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1980 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1981 = v599 + v1980;
-  const uint v1982 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1982 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1983 = v598 + v1982;
-  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1985 = v1983 < v1;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -2264,11 +2264,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1991 = v1990 + v1983;
     out[v1991] = v1989;
   }
-  const uint v1992 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1992 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1993 = v599 + v1992;
-  const uint v1994 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1994 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1995 = v598 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1997 = v1995 < v1;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
@@ -2279,11 +2279,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2003 = v2002 + v1995;
     out[v2003] = v2001;
   }
-  const uint v2004 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2004 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2005 = v599 + v2004;
-  const uint v2006 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2006 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2007 = v598 + v2006;
-  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2009 = v2007 < v1;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2015 = v2014 + v2007;
     out[v2015] = v2013;
   }
-  const uint v2016 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2016 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2017 = v599 + v2016;
-  const uint v2018 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2018 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2019 = v598 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2021 = v2019 < v1;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -2309,11 +2309,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2027 = v2026 + v2019;
     out[v2027] = v2025;
   }
-  const uint v2028 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2028 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2029 = v599 + v2028;
-  const uint v2030 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2030 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2031 = v598 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2324,11 +2324,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2039 = v2038 + v2031;
     out[v2039] = v2037;
   }
-  const uint v2040 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2040 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2041 = v599 + v2040;
-  const uint v2042 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2042 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2043 = v598 + v2042;
-  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2045 = v2043 < v1;
   const bool v2046 = v2044 && v2045;
   if (v2046) {
@@ -2339,11 +2339,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2051 = v2050 + v2043;
     out[v2051] = v2049;
   }
-  const uint v2052 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2052 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2053 = v599 + v2052;
-  const uint v2054 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2054 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2055 = v598 + v2054;
-  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2057 = v2055 < v1;
   const bool v2058 = v2056 && v2057;
   if (v2058) {
@@ -2354,11 +2354,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2063 = v2062 + v2055;
     out[v2063] = v2061;
   }
-  const uint v2064 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2064 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2065 = v599 + v2064;
-  const uint v2066 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2066 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2067 = v598 + v2066;
-  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2069 = v2067 < v1;
   const bool v2070 = v2068 && v2069;
   if (v2070) {
@@ -2369,11 +2369,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2075 = v2074 + v2067;
     out[v2075] = v2073;
   }
-  const uint v2076 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2076 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2077 = v599 + v2076;
-  const uint v2078 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2078 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2079 = v598 + v2078;
-  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2081 = v2079 < v1;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -2384,11 +2384,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2087 = v2086 + v2079;
     out[v2087] = v2085;
   }
-  const uint v2088 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2088 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2089 = v599 + v2088;
-  const uint v2090 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2090 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2091 = v598 + v2090;
-  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2399,11 +2399,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2099 = v2098 + v2091;
     out[v2099] = v2097;
   }
-  const uint v2100 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2100 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2101 = v599 + v2100;
-  const uint v2102 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2102 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2103 = v598 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2414,11 +2414,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2111 = v2110 + v2103;
     out[v2111] = v2109;
   }
-  const uint v2112 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2112 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2113 = v599 + v2112;
-  const uint v2114 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2114 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2115 = v598 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2429,11 +2429,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2123 = v2122 + v2115;
     out[v2123] = v2121;
   }
-  const uint v2124 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2124 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2125 = v599 + v2124;
-  const uint v2126 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2126 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2127 = v598 + v2126;
-  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2129 = v2127 < v1;
   const bool v2130 = v2128 && v2129;
   if (v2130) {

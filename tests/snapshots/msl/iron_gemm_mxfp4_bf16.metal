@@ -88,69 +88,69 @@ kernel void iron_gemm_mxfp4_bf16(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:67
   const uint v1 = n;
   const uint v2 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v39, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v3565 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3568 = v3565 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3571 = v3565 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:256
+    const uint v3565 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3568 = v3565 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3571 = v3565 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3572 = v3571 << 3u;
-    const uint v3573 = v22 + v3568;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3573 = v22 + v3568;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3574 = v3573 < v0;
-    const uint v3579 = v3573 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3585 = v3568 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3590 = v3565 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3592 = v3590 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3595 = v3590 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3579 = v3573 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3585 = v3568 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3590 = v3565 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3592 = v3590 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3595 = v3590 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3596 = v3595 << 3u;
-    const uint v3597 = v22 + v3592;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3597 = v22 + v3592;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3598 = v3597 < v0;
-    const uint v3603 = v3597 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3609 = v3592 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3614 = v3565 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3616 = v3614 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3619 = v3614 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3603 = v3597 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3609 = v3592 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3614 = v3565 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3616 = v3614 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3619 = v3614 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3620 = v3619 << 3u;
-    const uint v3621 = v22 + v3616;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3621 = v22 + v3616;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3622 = v3621 < v0;
-    const uint v3627 = v3621 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3633 = v3616 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3638 = v3565 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3640 = v3638 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3643 = v3638 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3627 = v3621 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3633 = v3616 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v3638 = v3565 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3640 = v3638 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3643 = v3638 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3644 = v3643 << 3u;
-    const uint v3645 = v22 + v3640;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3645 = v22 + v3640;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3646 = v3645 < v0;
-    const uint v3651 = v3645 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3657 = v3640 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3651 = v3645 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3657 = v3640 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
     const uint v3671 = v26 + v3568;  // kernels/gemm/quant_b.hpp:137
     const bool v3672 = v3671 < v1;
     const uint v3677 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
@@ -175,54 +175,54 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v4397 = min(v4385, v3681);  // kernels/gemm/quant_b.hpp:138
     const uint v4402 = v4397 * v3687;  // kernels/gemm/quant_b.hpp:71
     const uint v4409 = v4397 * v3694;  // kernels/gemm/quant_b.hpp:72
-    const uint v4621 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v4627 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v4621 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v4627 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v3557 = 0u; v3557 < v2; v3557 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v3557 = 0u; v3557 < v2; v3557 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v3559 = v3557 >> 5u;
       const uint v3561 = v3559 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3563 = v3561 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v3575 = v3557 + v3572;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3563 = v3561 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v3575 = v3557 + v3572;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3576 = v3575 < v2;
       const bool v3577 = v3574 && v3576;
-      const uint v3581 = v3579 + v3557;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3581 = v3579 + v3557;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3582 = v3581 + v3572;
       const uint v3583 = v3577 ? v3582 : 0u;
-      const uint v3586 = v3563 + v3585;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3586 = v3563 + v3585;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3587 = v3586 + v3572;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3587 + e] = v3577 ? x[v3583 + e] : bfloat(0);
       }
-      const uint v3599 = v3557 + v3596;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3599 = v3557 + v3596;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3600 = v3599 < v2;
       const bool v3601 = v3598 && v3600;
-      const uint v3605 = v3603 + v3557;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3605 = v3603 + v3557;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3606 = v3605 + v3596;
       const uint v3607 = v3601 ? v3606 : 0u;
-      const uint v3610 = v3563 + v3609;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3610 = v3563 + v3609;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3611 = v3610 + v3596;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3611 + e] = v3601 ? x[v3607 + e] : bfloat(0);
       }
-      const uint v3623 = v3557 + v3620;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3623 = v3557 + v3620;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3624 = v3623 < v2;
       const bool v3625 = v3622 && v3624;
-      const uint v3629 = v3627 + v3557;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3629 = v3627 + v3557;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3630 = v3629 + v3620;
       const uint v3631 = v3625 ? v3630 : 0u;
-      const uint v3634 = v3563 + v3633;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3634 = v3563 + v3633;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3635 = v3634 + v3620;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3635 + e] = v3625 ? x[v3631 + e] : bfloat(0);
       }
-      const uint v3647 = v3557 + v3644;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3647 = v3557 + v3644;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3648 = v3647 < v2;
       const bool v3649 = v3646 && v3648;
-      const uint v3653 = v3651 + v3557;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3653 = v3651 + v3557;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3654 = v3653 + v3644;
       const uint v3655 = v3649 ? v3654 : 0u;
-      const uint v3658 = v3563 + v3657;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3658 = v3563 + v3657;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3659 = v3658 + v3644;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3659 + e] = v3649 ? x[v3655 + e] : bfloat(0);
@@ -739,23 +739,23 @@ kernel void iron_gemm_mxfp4_bf16(
       const float v4606 = v4389 ? v4583 : 0.0f;
       const bfloat v4607 = bfloat(v4606);
       *(threadgroup iron_bf16x8*)(shm1 + v3659) = iron_bf16x8{{bfloat4(v4586, v4589, v4592, v4595), bfloat4(v4598, v4601, v4604, v4607)}};  // kernels/gemm/quant_b.hpp:146
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4622 = v3563 + v4621;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v4622 = v3563 + v4621;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v39, shm0, long(v4622), long(40u));
-      const uint v4628 = v3563 + v4627;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v4628 = v3563 + v4627;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v41, shm1, long(v4628), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v4635 = v4622 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v4635 = v4622 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v39, shm0, long(v4635), long(40u));
-      const uint v4641 = v4628 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v4641 = v4628 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v41, shm1, long(v4641), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v1142 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v1142 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v1143 = iron_tid.x;
     const uint v1173 = v1143 >> 2u;  // kernels/gemm/quant_b.hpp:135
     const uint v1176 = v1143 & 3u;  // kernels/gemm/quant_b.hpp:136
@@ -804,30 +804,30 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v1916 = v1904 * v1201;  // kernels/gemm/quant_b.hpp:72
     const uint v2117 = v1887 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v2119 = v2117 + v1891;
-    const uint v2126 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v2132 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v2140 = v2126 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v2146 = v2132 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v2126 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2132 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2140 = v2126 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2146 = v2132 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v1141 = 0u; v1141 < v2; v1141 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v1145 = v1143; v1145 < 4096u; v1145 += v1142) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v1147 = v1145 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v1149 = v1145 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1150 = v22 + v1147;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v1141 = 0u; v1141 < v2; v1141 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v1145 = v1143; v1145 < 4096u; v1145 += v1142) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1147 = v1145 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1149 = v1145 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1150 = v22 + v1147;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v1151 = v1150 < v0;
         const uint v1152 = v1141 + v1149;
         const bool v1153 = v1152 < v2;
         const bool v1154 = v1151 && v1153;
         if (v1154) {
-          const uint v1156 = v1150 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1156 = v1150 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v1158 = v1156 + v1141;
           const uint v1159 = v1158 + v1149;
           const bfloat v1160 = x[v1159];
-          const uint v1162 = v1147 * 40u;
+          const uint v1162 = v1147 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v1163 = v1162 + v1149;
           shm0[v1163] = v1160;
         } else {
-          const uint v1165 = v1147 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1165 = v1147 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v1166 = v1165 + v1149;
           shm0[v1166] = bfloat(0.0f);
         }
@@ -1352,23 +1352,23 @@ kernel void iron_gemm_mxfp4_bf16(
       const float v2113 = v1896 ? v2090 : 0.0f;
       const bfloat v2114 = bfloat(v2113);
       *(threadgroup iron_bf16x8*)(shm1 + v2119) = iron_bf16x8{{bfloat4(v2093, v2096, v2099, v2102), bfloat4(v2105, v2108, v2111, v2114)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v39, shm0, long(v2126), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v41, shm1, long(v2132), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v39, shm0, long(v2140), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v41, shm1, long(v2146), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v39, shm0, long(v2126), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v41, shm1, long(v2132), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v39, shm0, long(v2140), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v41, shm1, long(v2146), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v2147 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v2147 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v2148 = v22 + v31;
-  const uint v2149 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2149 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2150 = v2148 + v2149;
-  const uint v2151 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2151 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2152 = v2147 + v2151;
-  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2154 = v2152 < v1;
   const bool v2155 = v2153 && v2154;
   if (v2155) {
@@ -1378,11 +1378,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2159 = v2158 + v2152;
     out[v2159] = v2157;
   }
-  const uint v2160 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2160 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2161 = v2148 + v2160;
-  const uint v2162 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2162 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2163 = v2147 + v2162;
-  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2165 = v2163 < v1;
   const bool v2166 = v2164 && v2165;
   if (v2166) {
@@ -1392,11 +1392,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2170 = v2169 + v2163;
     out[v2170] = v2168;
   }
-  const uint v2171 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2171 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2172 = v2148 + v2171;
-  const uint v2173 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2173 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2174 = v2147 + v2173;
-  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2176 = v2174 < v1;
   const bool v2177 = v2175 && v2176;
   if (v2177) {
@@ -1406,11 +1406,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2181 = v2180 + v2174;
     out[v2181] = v2179;
   }
-  const uint v2182 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2182 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2183 = v2148 + v2182;
-  const uint v2184 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2184 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2185 = v2147 + v2184;
-  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2187 = v2185 < v1;
   const bool v2188 = v2186 && v2187;
   if (v2188) {
@@ -1420,11 +1420,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2192 = v2191 + v2185;
     out[v2192] = v2190;
   }
-  const uint v2193 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2193 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2194 = v2148 + v2193;
-  const uint v2195 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2195 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2196 = v2147 + v2195;
-  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2198 = v2196 < v1;
   const bool v2199 = v2197 && v2198;
   if (v2199) {
@@ -1434,11 +1434,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2203 = v2202 + v2196;
     out[v2203] = v2201;
   }
-  const uint v2204 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2204 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2205 = v2148 + v2204;
-  const uint v2206 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2206 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2207 = v2147 + v2206;
-  const bool v2208 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2208 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2209 = v2207 < v1;
   const bool v2210 = v2208 && v2209;
   if (v2210) {
@@ -1448,11 +1448,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2214 = v2213 + v2207;
     out[v2214] = v2212;
   }
-  const uint v2215 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2215 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2216 = v2148 + v2215;
-  const uint v2217 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2217 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2218 = v2147 + v2217;
-  const bool v2219 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2219 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2220 = v2218 < v1;
   const bool v2221 = v2219 && v2220;
   if (v2221) {
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2225 = v2224 + v2218;
     out[v2225] = v2223;
   }
-  const uint v2226 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2226 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2227 = v2148 + v2226;
-  const uint v2228 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2228 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2229 = v2147 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -1476,11 +1476,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2236 = v2235 + v2229;
     out[v2236] = v2234;
   }
-  const uint v2237 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2237 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2238 = v2148 + v2237;
-  const uint v2239 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2239 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2240 = v2147 + v2239;
-  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2242 = v2240 < v1;
   const bool v2243 = v2241 && v2242;
   if (v2243) {
@@ -1490,11 +1490,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2247 = v2246 + v2240;
     out[v2247] = v2245;
   }
-  const uint v2248 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2248 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2249 = v2148 + v2248;
-  const uint v2250 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2250 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2251 = v2147 + v2250;
-  const bool v2252 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2252 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2253 = v2251 < v1;
   const bool v2254 = v2252 && v2253;
   if (v2254) {
@@ -1504,11 +1504,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2258 = v2257 + v2251;
     out[v2258] = v2256;
   }
-  const uint v2259 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2259 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2260 = v2148 + v2259;
-  const uint v2261 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2261 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2262 = v2147 + v2261;
-  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2264 = v2262 < v1;
   const bool v2265 = v2263 && v2264;
   if (v2265) {
@@ -1518,11 +1518,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2269 = v2268 + v2262;
     out[v2269] = v2267;
   }
-  const uint v2270 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2270 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2271 = v2148 + v2270;
-  const uint v2272 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2272 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2273 = v2147 + v2272;
-  const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2275 = v2273 < v1;
   const bool v2276 = v2274 && v2275;
   if (v2276) {
@@ -1532,11 +1532,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2280 = v2279 + v2273;
     out[v2280] = v2278;
   }
-  const uint v2281 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2281 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2282 = v2148 + v2281;
-  const uint v2283 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2283 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2284 = v2147 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2286 = v2284 < v1;
   const bool v2287 = v2285 && v2286;
   if (v2287) {
@@ -1546,11 +1546,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2291 = v2290 + v2284;
     out[v2291] = v2289;
   }
-  const uint v2292 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2292 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2293 = v2148 + v2292;
-  const uint v2294 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2294 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2295 = v2147 + v2294;
-  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2297 = v2295 < v1;
   const bool v2298 = v2296 && v2297;
   if (v2298) {
@@ -1560,11 +1560,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2302 = v2301 + v2295;
     out[v2302] = v2300;
   }
-  const uint v2303 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2303 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2304 = v2148 + v2303;
-  const uint v2305 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2305 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2306 = v2147 + v2305;
-  const bool v2307 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2307 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2308 = v2306 < v1;
   const bool v2309 = v2307 && v2308;
   if (v2309) {
@@ -1574,11 +1574,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2313 = v2312 + v2306;
     out[v2313] = v2311;
   }
-  const uint v2314 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2314 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2315 = v2148 + v2314;
-  const uint v2316 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2316 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2317 = v2147 + v2316;
-  const bool v2318 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2318 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2319 = v2317 < v1;
   const bool v2320 = v2318 && v2319;
   if (v2320) {
@@ -1588,11 +1588,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2324 = v2323 + v2317;
     out[v2324] = v2322;
   }
-  const uint v2325 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2325 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2326 = v2148 + v2325;
-  const uint v2327 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2327 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2328 = v2147 + v2327;
-  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2330 = v2328 < v1;
   const bool v2331 = v2329 && v2330;
   if (v2331) {
@@ -1602,11 +1602,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2335 = v2334 + v2328;
     out[v2335] = v2333;
   }
-  const uint v2336 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2336 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2337 = v2148 + v2336;
-  const uint v2338 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2338 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2339 = v2147 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2341 = v2339 < v1;
   const bool v2342 = v2340 && v2341;
   if (v2342) {
@@ -1616,11 +1616,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2346 = v2345 + v2339;
     out[v2346] = v2344;
   }
-  const uint v2347 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2347 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2348 = v2148 + v2347;
-  const uint v2349 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2349 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2350 = v2147 + v2349;
-  const bool v2351 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2351 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2352 = v2350 < v1;
   const bool v2353 = v2351 && v2352;
   if (v2353) {
@@ -1630,11 +1630,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2357 = v2356 + v2350;
     out[v2357] = v2355;
   }
-  const uint v2358 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2358 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2359 = v2148 + v2358;
-  const uint v2360 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2360 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2361 = v2147 + v2360;
-  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2363 = v2361 < v1;
   const bool v2364 = v2362 && v2363;
   if (v2364) {
@@ -1644,11 +1644,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2368 = v2367 + v2361;
     out[v2368] = v2366;
   }
-  const uint v2369 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2369 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2370 = v2148 + v2369;
-  const uint v2371 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2371 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2372 = v2147 + v2371;
-  const bool v2373 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2373 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2374 = v2372 < v1;
   const bool v2375 = v2373 && v2374;
   if (v2375) {
@@ -1658,11 +1658,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2379 = v2378 + v2372;
     out[v2379] = v2377;
   }
-  const uint v2380 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2380 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2381 = v2148 + v2380;
-  const uint v2382 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2382 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2383 = v2147 + v2382;
-  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2385 = v2383 < v1;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -1672,11 +1672,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2390 = v2389 + v2383;
     out[v2390] = v2388;
   }
-  const uint v2391 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2391 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2392 = v2148 + v2391;
-  const uint v2393 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2393 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2394 = v2147 + v2393;
-  const bool v2395 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2395 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2396 = v2394 < v1;
   const bool v2397 = v2395 && v2396;
   if (v2397) {
@@ -1686,11 +1686,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2401 = v2400 + v2394;
     out[v2401] = v2399;
   }
-  const uint v2402 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2402 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2403 = v2148 + v2402;
-  const uint v2404 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2404 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2405 = v2147 + v2404;
-  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2407 = v2405 < v1;
   const bool v2408 = v2406 && v2407;
   if (v2408) {
@@ -1700,11 +1700,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2412 = v2411 + v2405;
     out[v2412] = v2410;
   }
-  const uint v2413 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2413 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2414 = v2148 + v2413;
-  const uint v2415 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2415 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2416 = v2147 + v2415;
-  const bool v2417 = v2414 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2417 = v2414 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2418 = v2416 < v1;
   const bool v2419 = v2417 && v2418;
   if (v2419) {
@@ -1714,11 +1714,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2423 = v2422 + v2416;
     out[v2423] = v2421;
   }
-  const uint v2424 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2424 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2425 = v2148 + v2424;
-  const uint v2426 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2426 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2427 = v2147 + v2426;
-  const bool v2428 = v2425 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2428 = v2425 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2429 = v2427 < v1;
   const bool v2430 = v2428 && v2429;
   if (v2430) {
@@ -1728,11 +1728,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2434 = v2433 + v2427;
     out[v2434] = v2432;
   }
-  const uint v2435 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2435 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2436 = v2148 + v2435;
-  const uint v2437 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2437 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2438 = v2147 + v2437;
-  const bool v2439 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2439 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2440 = v2438 < v1;
   const bool v2441 = v2439 && v2440;
   if (v2441) {
@@ -1742,11 +1742,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2445 = v2444 + v2438;
     out[v2445] = v2443;
   }
-  const uint v2446 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2446 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2447 = v2148 + v2446;
-  const uint v2448 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2448 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2449 = v2147 + v2448;
-  const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2451 = v2449 < v1;
   const bool v2452 = v2450 && v2451;
   if (v2452) {
@@ -1756,11 +1756,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2456 = v2455 + v2449;
     out[v2456] = v2454;
   }
-  const uint v2457 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2457 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2458 = v2148 + v2457;
-  const uint v2459 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2459 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2460 = v2147 + v2459;
-  const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2462 = v2460 < v1;
   const bool v2463 = v2461 && v2462;
   if (v2463) {
@@ -1770,11 +1770,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2467 = v2466 + v2460;
     out[v2467] = v2465;
   }
-  const uint v2468 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2468 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2469 = v2148 + v2468;
-  const uint v2470 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2470 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2471 = v2147 + v2470;
-  const bool v2472 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2472 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2473 = v2471 < v1;
   const bool v2474 = v2472 && v2473;
   if (v2474) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2478 = v2477 + v2471;
     out[v2478] = v2476;
   }
-  const uint v2479 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2479 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2480 = v2148 + v2479;
-  const uint v2481 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2481 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2482 = v2147 + v2481;
-  const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2484 = v2482 < v1;
   const bool v2485 = v2483 && v2484;
   if (v2485) {
@@ -1798,11 +1798,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2489 = v2488 + v2482;
     out[v2489] = v2487;
   }
-  const uint v2490 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2490 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2491 = v2148 + v2490;
-  const uint v2492 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2492 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2493 = v2147 + v2492;
-  const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2495 = v2493 < v1;
   const bool v2496 = v2494 && v2495;
   if (v2496) {
@@ -1812,11 +1812,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2500 = v2499 + v2493;
     out[v2500] = v2498;
   }
-  const uint v2501 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2501 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2502 = v2148 + v2501;
-  const uint v2503 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2503 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2504 = v2147 + v2503;
-  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2506 = v2504 < v1;
   const bool v2507 = v2505 && v2506;
   if (v2507) {
@@ -1826,11 +1826,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2511 = v2510 + v2504;
     out[v2511] = v2509;
   }
-  const uint v2512 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2512 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2513 = v2148 + v2512;
-  const uint v2514 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2514 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2515 = v2147 + v2514;
-  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2517 = v2515 < v1;
   const bool v2518 = v2516 && v2517;
   if (v2518) {
@@ -1840,11 +1840,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2522 = v2521 + v2515;
     out[v2522] = v2520;
   }
-  const uint v2523 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2523 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2524 = v2148 + v2523;
-  const uint v2525 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2525 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2526 = v2147 + v2525;
-  const bool v2527 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2527 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2528 = v2526 < v1;
   const bool v2529 = v2527 && v2528;
   if (v2529) {
@@ -1854,11 +1854,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2533 = v2532 + v2526;
     out[v2533] = v2531;
   }
-  const uint v2534 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2534 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2535 = v2148 + v2534;
-  const uint v2536 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2536 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2537 = v2147 + v2536;
-  const bool v2538 = v2535 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2538 = v2535 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2539 = v2537 < v1;
   const bool v2540 = v2538 && v2539;
   if (v2540) {
@@ -1868,11 +1868,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2544 = v2543 + v2537;
     out[v2544] = v2542;
   }
-  const uint v2545 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2545 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2546 = v2148 + v2545;
-  const uint v2547 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2547 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2548 = v2147 + v2547;
-  const bool v2549 = v2546 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2549 = v2546 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2550 = v2548 < v1;
   const bool v2551 = v2549 && v2550;
   if (v2551) {
@@ -1882,11 +1882,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2555 = v2554 + v2548;
     out[v2555] = v2553;
   }
-  const uint v2556 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2556 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2557 = v2148 + v2556;
-  const uint v2558 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2558 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2559 = v2147 + v2558;
-  const bool v2560 = v2557 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2560 = v2557 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2561 = v2559 < v1;
   const bool v2562 = v2560 && v2561;
   if (v2562) {
@@ -1896,11 +1896,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2566 = v2565 + v2559;
     out[v2566] = v2564;
   }
-  const uint v2567 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2567 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2568 = v2148 + v2567;
-  const uint v2569 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2569 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2570 = v2147 + v2569;
-  const bool v2571 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2571 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2572 = v2570 < v1;
   const bool v2573 = v2571 && v2572;
   if (v2573) {
@@ -1910,11 +1910,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2577 = v2576 + v2570;
     out[v2577] = v2575;
   }
-  const uint v2578 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2578 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2579 = v2148 + v2578;
-  const uint v2580 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2580 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2581 = v2147 + v2580;
-  const bool v2582 = v2579 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2582 = v2579 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2583 = v2581 < v1;
   const bool v2584 = v2582 && v2583;
   if (v2584) {
@@ -1924,11 +1924,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2588 = v2587 + v2581;
     out[v2588] = v2586;
   }
-  const uint v2589 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2589 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2590 = v2148 + v2589;
-  const uint v2591 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2591 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2592 = v2147 + v2591;
-  const bool v2593 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2593 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2594 = v2592 < v1;
   const bool v2595 = v2593 && v2594;
   if (v2595) {
@@ -1938,11 +1938,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2599 = v2598 + v2592;
     out[v2599] = v2597;
   }
-  const uint v2600 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2600 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2601 = v2148 + v2600;
-  const uint v2602 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2602 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2603 = v2147 + v2602;
-  const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2605 = v2603 < v1;
   const bool v2606 = v2604 && v2605;
   if (v2606) {
@@ -1952,11 +1952,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2610 = v2609 + v2603;
     out[v2610] = v2608;
   }
-  const uint v2611 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2611 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2612 = v2148 + v2611;
-  const uint v2613 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2613 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2614 = v2147 + v2613;
-  const bool v2615 = v2612 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2615 = v2612 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2616 = v2614 < v1;
   const bool v2617 = v2615 && v2616;
   if (v2617) {
@@ -1966,11 +1966,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2621 = v2620 + v2614;
     out[v2621] = v2619;
   }
-  const uint v2622 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2622 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2623 = v2148 + v2622;
-  const uint v2624 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2624 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2625 = v2147 + v2624;
-  const bool v2626 = v2623 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2626 = v2623 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2627 = v2625 < v1;
   const bool v2628 = v2626 && v2627;
   if (v2628) {
@@ -1980,11 +1980,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2632 = v2631 + v2625;
     out[v2632] = v2630;
   }
-  const uint v2633 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2633 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2634 = v2148 + v2633;
-  const uint v2635 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2635 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2636 = v2147 + v2635;
-  const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2638 = v2636 < v1;
   const bool v2639 = v2637 && v2638;
   if (v2639) {
@@ -1994,11 +1994,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2643 = v2642 + v2636;
     out[v2643] = v2641;
   }
-  const uint v2644 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2644 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2645 = v2148 + v2644;
-  const uint v2646 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2646 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2647 = v2147 + v2646;
-  const bool v2648 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2648 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2649 = v2647 < v1;
   const bool v2650 = v2648 && v2649;
   if (v2650) {
@@ -2008,11 +2008,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2654 = v2653 + v2647;
     out[v2654] = v2652;
   }
-  const uint v2655 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2655 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2656 = v2148 + v2655;
-  const uint v2657 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2657 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2658 = v2147 + v2657;
-  const bool v2659 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2659 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2660 = v2658 < v1;
   const bool v2661 = v2659 && v2660;
   if (v2661) {
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2665 = v2664 + v2658;
     out[v2665] = v2663;
   }
-  const uint v2666 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2666 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2667 = v2148 + v2666;
-  const uint v2668 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2668 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2669 = v2147 + v2668;
-  const bool v2670 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2670 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2671 = v2669 < v1;
   const bool v2672 = v2670 && v2671;
   if (v2672) {
@@ -2036,11 +2036,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2676 = v2675 + v2669;
     out[v2676] = v2674;
   }
-  const uint v2677 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2677 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2678 = v2148 + v2677;
-  const uint v2679 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2679 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2680 = v2147 + v2679;
-  const bool v2681 = v2678 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2681 = v2678 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2682 = v2680 < v1;
   const bool v2683 = v2681 && v2682;
   if (v2683) {
@@ -2050,11 +2050,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2687 = v2686 + v2680;
     out[v2687] = v2685;
   }
-  const uint v2688 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2688 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2689 = v2148 + v2688;
-  const uint v2690 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2690 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2691 = v2147 + v2690;
-  const bool v2692 = v2689 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2692 = v2689 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2693 = v2691 < v1;
   const bool v2694 = v2692 && v2693;
   if (v2694) {
@@ -2064,11 +2064,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2698 = v2697 + v2691;
     out[v2698] = v2696;
   }
-  const uint v2699 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2699 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2700 = v2148 + v2699;
-  const uint v2701 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2701 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2702 = v2147 + v2701;
-  const bool v2703 = v2700 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2703 = v2700 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2704 = v2702 < v1;
   const bool v2705 = v2703 && v2704;
   if (v2705) {
@@ -2078,11 +2078,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2709 = v2708 + v2702;
     out[v2709] = v2707;
   }
-  const uint v2710 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2710 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2711 = v2148 + v2710;
-  const uint v2712 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2712 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2713 = v2147 + v2712;
-  const bool v2714 = v2711 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2714 = v2711 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2715 = v2713 < v1;
   const bool v2716 = v2714 && v2715;
   if (v2716) {
@@ -2092,11 +2092,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2720 = v2719 + v2713;
     out[v2720] = v2718;
   }
-  const uint v2721 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2721 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2722 = v2148 + v2721;
-  const uint v2723 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2723 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2724 = v2147 + v2723;
-  const bool v2725 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2725 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2726 = v2724 < v1;
   const bool v2727 = v2725 && v2726;
   if (v2727) {
@@ -2106,11 +2106,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2731 = v2730 + v2724;
     out[v2731] = v2729;
   }
-  const uint v2732 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2732 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2733 = v2148 + v2732;
-  const uint v2734 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2734 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2735 = v2147 + v2734;
-  const bool v2736 = v2733 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2736 = v2733 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2737 = v2735 < v1;
   const bool v2738 = v2736 && v2737;
   if (v2738) {
@@ -2120,11 +2120,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2742 = v2741 + v2735;
     out[v2742] = v2740;
   }
-  const uint v2743 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2743 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2744 = v2148 + v2743;
-  const uint v2745 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2745 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2746 = v2147 + v2745;
-  const bool v2747 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2747 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2748 = v2746 < v1;
   const bool v2749 = v2747 && v2748;
   if (v2749) {
@@ -2134,11 +2134,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2753 = v2752 + v2746;
     out[v2753] = v2751;
   }
-  const uint v2754 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2754 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2755 = v2148 + v2754;
-  const uint v2756 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2756 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2757 = v2147 + v2756;
-  const bool v2758 = v2755 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2758 = v2755 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2759 = v2757 < v1;
   const bool v2760 = v2758 && v2759;
   if (v2760) {
@@ -2148,11 +2148,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2764 = v2763 + v2757;
     out[v2764] = v2762;
   }
-  const uint v2765 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2765 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2766 = v2148 + v2765;
-  const uint v2767 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2767 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2768 = v2147 + v2767;
-  const bool v2769 = v2766 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2769 = v2766 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2770 = v2768 < v1;
   const bool v2771 = v2769 && v2770;
   if (v2771) {
@@ -2162,11 +2162,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2775 = v2774 + v2768;
     out[v2775] = v2773;
   }
-  const uint v2776 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2776 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2777 = v2148 + v2776;
-  const uint v2778 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2778 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2779 = v2147 + v2778;
-  const bool v2780 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2780 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2781 = v2779 < v1;
   const bool v2782 = v2780 && v2781;
   if (v2782) {
@@ -2176,11 +2176,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2786 = v2785 + v2779;
     out[v2786] = v2784;
   }
-  const uint v2787 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2787 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2788 = v2148 + v2787;
-  const uint v2789 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2789 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2790 = v2147 + v2789;
-  const bool v2791 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2791 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2792 = v2790 < v1;
   const bool v2793 = v2791 && v2792;
   if (v2793) {
@@ -2190,11 +2190,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2797 = v2796 + v2790;
     out[v2797] = v2795;
   }
-  const uint v2798 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2798 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2799 = v2148 + v2798;
-  const uint v2800 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2800 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2801 = v2147 + v2800;
-  const bool v2802 = v2799 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2802 = v2799 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2803 = v2801 < v1;
   const bool v2804 = v2802 && v2803;
   if (v2804) {
@@ -2204,11 +2204,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2808 = v2807 + v2801;
     out[v2808] = v2806;
   }
-  const uint v2809 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2809 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2810 = v2148 + v2809;
-  const uint v2811 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2811 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2812 = v2147 + v2811;
-  const bool v2813 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2813 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2814 = v2812 < v1;
   const bool v2815 = v2813 && v2814;
   if (v2815) {
@@ -2218,11 +2218,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2819 = v2818 + v2812;
     out[v2819] = v2817;
   }
-  const uint v2820 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2820 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2821 = v2148 + v2820;
-  const uint v2822 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2822 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2823 = v2147 + v2822;
-  const bool v2824 = v2821 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2824 = v2821 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2825 = v2823 < v1;
   const bool v2826 = v2824 && v2825;
   if (v2826) {
@@ -2232,11 +2232,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2830 = v2829 + v2823;
     out[v2830] = v2828;
   }
-  const uint v2831 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2831 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2832 = v2148 + v2831;
-  const uint v2833 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2833 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2834 = v2147 + v2833;
-  const bool v2835 = v2832 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2835 = v2832 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2836 = v2834 < v1;
   const bool v2837 = v2835 && v2836;
   if (v2837) {
@@ -2246,11 +2246,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2841 = v2840 + v2834;
     out[v2841] = v2839;
   }
-  const uint v2842 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2842 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2843 = v2148 + v2842;
-  const uint v2844 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2844 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2845 = v2147 + v2844;
-  const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2847 = v2845 < v1;
   const bool v2848 = v2846 && v2847;
   if (v2848) {
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2852 = v2851 + v2845;
     out[v2852] = v2850;
   }
-  const uint v2853 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2853 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2854 = v2148 + v2853;
-  const uint v2855 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2855 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2856 = v2147 + v2855;
-  const bool v2857 = v2854 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2857 = v2854 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2858 = v2856 < v1;
   const bool v2859 = v2857 && v2858;
   if (v2859) {
@@ -2274,11 +2274,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2863 = v2862 + v2856;
     out[v2863] = v2861;
   }
-  const uint v2864 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2864 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2865 = v2148 + v2864;
-  const uint v2866 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2866 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2867 = v2147 + v2866;
-  const bool v2868 = v2865 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2868 = v2865 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2869 = v2867 < v1;
   const bool v2870 = v2868 && v2869;
   if (v2870) {
@@ -2288,11 +2288,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2874 = v2873 + v2867;
     out[v2874] = v2872;
   }
-  const uint v2875 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2875 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2876 = v2148 + v2875;
-  const uint v2877 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2877 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2878 = v2147 + v2877;
-  const bool v2879 = v2876 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2879 = v2876 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2880 = v2878 < v1;
   const bool v2881 = v2879 && v2880;
   if (v2881) {
@@ -2302,11 +2302,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2885 = v2884 + v2878;
     out[v2885] = v2883;
   }
-  const uint v2886 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2886 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2887 = v2148 + v2886;
-  const uint v2888 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2888 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2889 = v2147 + v2888;
-  const bool v2890 = v2887 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2890 = v2887 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2891 = v2889 < v1;
   const bool v2892 = v2890 && v2891;
   if (v2892) {
@@ -2316,11 +2316,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2896 = v2895 + v2889;
     out[v2896] = v2894;
   }
-  const uint v2897 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2897 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2898 = v2148 + v2897;
-  const uint v2899 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2899 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2900 = v2147 + v2899;
-  const bool v2901 = v2898 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2901 = v2898 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2902 = v2900 < v1;
   const bool v2903 = v2901 && v2902;
   if (v2903) {
@@ -2330,11 +2330,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2907 = v2906 + v2900;
     out[v2907] = v2905;
   }
-  const uint v2908 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2908 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2909 = v2148 + v2908;
-  const uint v2910 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2910 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2911 = v2147 + v2910;
-  const bool v2912 = v2909 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2912 = v2909 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2913 = v2911 < v1;
   const bool v2914 = v2912 && v2913;
   if (v2914) {
@@ -2344,11 +2344,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2918 = v2917 + v2911;
     out[v2918] = v2916;
   }
-  const uint v2919 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2919 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2920 = v2148 + v2919;
-  const uint v2921 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2921 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2922 = v2147 + v2921;
-  const bool v2923 = v2920 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2923 = v2920 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2924 = v2922 < v1;
   const bool v2925 = v2923 && v2924;
   if (v2925) {
@@ -2358,11 +2358,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2929 = v2928 + v2922;
     out[v2929] = v2927;
   }
-  const uint v2930 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2930 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2931 = v2148 + v2930;
-  const uint v2932 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2932 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2933 = v2147 + v2932;
-  const bool v2934 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2934 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2935 = v2933 < v1;
   const bool v2936 = v2934 && v2935;
   if (v2936) {
@@ -2372,11 +2372,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2940 = v2939 + v2933;
     out[v2940] = v2938;
   }
-  const uint v2941 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2941 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2942 = v2148 + v2941;
-  const uint v2943 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2943 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2944 = v2147 + v2943;
-  const bool v2945 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2945 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2946 = v2944 < v1;
   const bool v2947 = v2945 && v2946;
   if (v2947) {
@@ -2386,11 +2386,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2951 = v2950 + v2944;
     out[v2951] = v2949;
   }
-  const uint v2952 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2952 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2953 = v2148 + v2952;
-  const uint v2954 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2954 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2955 = v2147 + v2954;
-  const bool v2956 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2956 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2957 = v2955 < v1;
   const bool v2958 = v2956 && v2957;
   if (v2958) {
@@ -2400,11 +2400,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2962 = v2961 + v2955;
     out[v2962] = v2960;
   }
-  const uint v2963 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2963 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2964 = v2148 + v2963;
-  const uint v2965 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2965 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2966 = v2147 + v2965;
-  const bool v2967 = v2964 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2967 = v2964 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2968 = v2966 < v1;
   const bool v2969 = v2967 && v2968;
   if (v2969) {
@@ -2414,11 +2414,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2973 = v2972 + v2966;
     out[v2973] = v2971;
   }
-  const uint v2974 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2974 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2975 = v2148 + v2974;
-  const uint v2976 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2976 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2977 = v2147 + v2976;
-  const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2979 = v2977 < v1;
   const bool v2980 = v2978 && v2979;
   if (v2980) {
@@ -2428,11 +2428,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2984 = v2983 + v2977;
     out[v2984] = v2982;
   }
-  const uint v2985 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2985 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2986 = v2148 + v2985;
-  const uint v2987 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2987 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2988 = v2147 + v2987;
-  const bool v2989 = v2986 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2989 = v2986 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2990 = v2988 < v1;
   const bool v2991 = v2989 && v2990;
   if (v2991) {
@@ -2442,11 +2442,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2995 = v2994 + v2988;
     out[v2995] = v2993;
   }
-  const uint v2996 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2996 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2997 = v2148 + v2996;
-  const uint v2998 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2998 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2999 = v2147 + v2998;
-  const bool v3000 = v2997 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3000 = v2997 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3001 = v2999 < v1;
   const bool v3002 = v3000 && v3001;
   if (v3002) {
@@ -2456,11 +2456,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3006 = v3005 + v2999;
     out[v3006] = v3004;
   }
-  const uint v3007 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3007 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3008 = v2148 + v3007;
-  const uint v3009 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3009 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3010 = v2147 + v3009;
-  const bool v3011 = v3008 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3011 = v3008 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3012 = v3010 < v1;
   const bool v3013 = v3011 && v3012;
   if (v3013) {
@@ -2470,11 +2470,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3017 = v3016 + v3010;
     out[v3017] = v3015;
   }
-  const uint v3018 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3018 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3019 = v2148 + v3018;
-  const uint v3020 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3020 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3021 = v2147 + v3020;
-  const bool v3022 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3022 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3023 = v3021 < v1;
   const bool v3024 = v3022 && v3023;
   if (v3024) {
@@ -2484,11 +2484,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3028 = v3027 + v3021;
     out[v3028] = v3026;
   }
-  const uint v3029 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3029 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3030 = v2148 + v3029;
-  const uint v3031 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3031 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3032 = v2147 + v3031;
-  const bool v3033 = v3030 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3033 = v3030 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3034 = v3032 < v1;
   const bool v3035 = v3033 && v3034;
   if (v3035) {
@@ -2498,11 +2498,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3039 = v3038 + v3032;
     out[v3039] = v3037;
   }
-  const uint v3040 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3040 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3041 = v2148 + v3040;
-  const uint v3042 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3042 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3043 = v2147 + v3042;
-  const bool v3044 = v3041 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3044 = v3041 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3045 = v3043 < v1;
   const bool v3046 = v3044 && v3045;
   if (v3046) {
@@ -2512,11 +2512,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3050 = v3049 + v3043;
     out[v3050] = v3048;
   }
-  const uint v3051 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3051 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3052 = v2148 + v3051;
-  const uint v3053 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3053 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3054 = v2147 + v3053;
-  const bool v3055 = v3052 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3055 = v3052 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3056 = v3054 < v1;
   const bool v3057 = v3055 && v3056;
   if (v3057) {
@@ -2526,11 +2526,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3061 = v3060 + v3054;
     out[v3061] = v3059;
   }
-  const uint v3062 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3062 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3063 = v2148 + v3062;
-  const uint v3064 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3064 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3065 = v2147 + v3064;
-  const bool v3066 = v3063 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3066 = v3063 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3067 = v3065 < v1;
   const bool v3068 = v3066 && v3067;
   if (v3068) {
@@ -2540,11 +2540,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3072 = v3071 + v3065;
     out[v3072] = v3070;
   }
-  const uint v3073 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3073 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3074 = v2148 + v3073;
-  const uint v3075 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3075 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3076 = v2147 + v3075;
-  const bool v3077 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3077 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3078 = v3076 < v1;
   const bool v3079 = v3077 && v3078;
   if (v3079) {
@@ -2554,11 +2554,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3083 = v3082 + v3076;
     out[v3083] = v3081;
   }
-  const uint v3084 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3084 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3085 = v2148 + v3084;
-  const uint v3086 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3086 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3087 = v2147 + v3086;
-  const bool v3088 = v3085 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3088 = v3085 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3089 = v3087 < v1;
   const bool v3090 = v3088 && v3089;
   if (v3090) {
@@ -2568,11 +2568,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3094 = v3093 + v3087;
     out[v3094] = v3092;
   }
-  const uint v3095 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3095 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3096 = v2148 + v3095;
-  const uint v3097 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3097 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3098 = v2147 + v3097;
-  const bool v3099 = v3096 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3099 = v3096 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3100 = v3098 < v1;
   const bool v3101 = v3099 && v3100;
   if (v3101) {
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3105 = v3104 + v3098;
     out[v3105] = v3103;
   }
-  const uint v3106 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3106 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3107 = v2148 + v3106;
-  const uint v3108 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3108 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3109 = v2147 + v3108;
-  const bool v3110 = v3107 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3110 = v3107 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3111 = v3109 < v1;
   const bool v3112 = v3110 && v3111;
   if (v3112) {
@@ -2596,11 +2596,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3116 = v3115 + v3109;
     out[v3116] = v3114;
   }
-  const uint v3117 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3117 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3118 = v2148 + v3117;
-  const uint v3119 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3119 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3120 = v2147 + v3119;
-  const bool v3121 = v3118 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3121 = v3118 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3122 = v3120 < v1;
   const bool v3123 = v3121 && v3122;
   if (v3123) {
@@ -2610,11 +2610,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3127 = v3126 + v3120;
     out[v3127] = v3125;
   }
-  const uint v3128 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3128 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3129 = v2148 + v3128;
-  const uint v3130 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3130 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3131 = v2147 + v3130;
-  const bool v3132 = v3129 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3132 = v3129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3133 = v3131 < v1;
   const bool v3134 = v3132 && v3133;
   if (v3134) {
@@ -2624,11 +2624,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3138 = v3137 + v3131;
     out[v3138] = v3136;
   }
-  const uint v3139 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3139 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3140 = v2148 + v3139;
-  const uint v3141 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3141 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3142 = v2147 + v3141;
-  const bool v3143 = v3140 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3143 = v3140 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3144 = v3142 < v1;
   const bool v3145 = v3143 && v3144;
   if (v3145) {
@@ -2638,11 +2638,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3149 = v3148 + v3142;
     out[v3149] = v3147;
   }
-  const uint v3150 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3150 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3151 = v2148 + v3150;
-  const uint v3152 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3152 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3153 = v2147 + v3152;
-  const bool v3154 = v3151 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3154 = v3151 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3155 = v3153 < v1;
   const bool v3156 = v3154 && v3155;
   if (v3156) {
@@ -2652,11 +2652,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3160 = v3159 + v3153;
     out[v3160] = v3158;
   }
-  const uint v3161 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3161 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3162 = v2148 + v3161;
-  const uint v3163 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3163 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3164 = v2147 + v3163;
-  const bool v3165 = v3162 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3165 = v3162 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3166 = v3164 < v1;
   const bool v3167 = v3165 && v3166;
   if (v3167) {
@@ -2666,11 +2666,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3171 = v3170 + v3164;
     out[v3171] = v3169;
   }
-  const uint v3172 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3172 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3173 = v2148 + v3172;
-  const uint v3174 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3174 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3175 = v2147 + v3174;
-  const bool v3176 = v3173 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3176 = v3173 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3177 = v3175 < v1;
   const bool v3178 = v3176 && v3177;
   if (v3178) {
@@ -2680,11 +2680,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3182 = v3181 + v3175;
     out[v3182] = v3180;
   }
-  const uint v3183 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3183 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3184 = v2148 + v3183;
-  const uint v3185 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3185 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3186 = v2147 + v3185;
-  const bool v3187 = v3184 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3187 = v3184 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3188 = v3186 < v1;
   const bool v3189 = v3187 && v3188;
   if (v3189) {
@@ -2694,11 +2694,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3193 = v3192 + v3186;
     out[v3193] = v3191;
   }
-  const uint v3194 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3194 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3195 = v2148 + v3194;
-  const uint v3196 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3196 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3197 = v2147 + v3196;
-  const bool v3198 = v3195 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3198 = v3195 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3199 = v3197 < v1;
   const bool v3200 = v3198 && v3199;
   if (v3200) {
@@ -2708,11 +2708,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3204 = v3203 + v3197;
     out[v3204] = v3202;
   }
-  const uint v3205 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3205 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3206 = v2148 + v3205;
-  const uint v3207 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3207 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3208 = v2147 + v3207;
-  const bool v3209 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3209 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3210 = v3208 < v1;
   const bool v3211 = v3209 && v3210;
   if (v3211) {
@@ -2722,11 +2722,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3215 = v3214 + v3208;
     out[v3215] = v3213;
   }
-  const uint v3216 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3216 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3217 = v2148 + v3216;
-  const uint v3218 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3218 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3219 = v2147 + v3218;
-  const bool v3220 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3220 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3221 = v3219 < v1;
   const bool v3222 = v3220 && v3221;
   if (v3222) {
@@ -2736,11 +2736,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3226 = v3225 + v3219;
     out[v3226] = v3224;
   }
-  const uint v3227 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3227 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3228 = v2148 + v3227;
-  const uint v3229 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3229 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3230 = v2147 + v3229;
-  const bool v3231 = v3228 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3231 = v3228 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3232 = v3230 < v1;
   const bool v3233 = v3231 && v3232;
   if (v3233) {
@@ -2750,11 +2750,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3237 = v3236 + v3230;
     out[v3237] = v3235;
   }
-  const uint v3238 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3238 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3239 = v2148 + v3238;
-  const uint v3240 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3240 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3241 = v2147 + v3240;
-  const bool v3242 = v3239 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3242 = v3239 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3243 = v3241 < v1;
   const bool v3244 = v3242 && v3243;
   if (v3244) {
@@ -2764,11 +2764,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3248 = v3247 + v3241;
     out[v3248] = v3246;
   }
-  const uint v3249 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3249 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3250 = v2148 + v3249;
-  const uint v3251 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3251 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3252 = v2147 + v3251;
-  const bool v3253 = v3250 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3253 = v3250 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3254 = v3252 < v1;
   const bool v3255 = v3253 && v3254;
   if (v3255) {
@@ -2778,11 +2778,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3259 = v3258 + v3252;
     out[v3259] = v3257;
   }
-  const uint v3260 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3260 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3261 = v2148 + v3260;
-  const uint v3262 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3262 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3263 = v2147 + v3262;
-  const bool v3264 = v3261 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3264 = v3261 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3265 = v3263 < v1;
   const bool v3266 = v3264 && v3265;
   if (v3266) {
@@ -2792,11 +2792,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3270 = v3269 + v3263;
     out[v3270] = v3268;
   }
-  const uint v3271 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3271 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3272 = v2148 + v3271;
-  const uint v3273 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3273 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3274 = v2147 + v3273;
-  const bool v3275 = v3272 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3275 = v3272 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3276 = v3274 < v1;
   const bool v3277 = v3275 && v3276;
   if (v3277) {
@@ -2806,11 +2806,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3281 = v3280 + v3274;
     out[v3281] = v3279;
   }
-  const uint v3282 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3282 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3283 = v2148 + v3282;
-  const uint v3284 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3284 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3285 = v2147 + v3284;
-  const bool v3286 = v3283 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3286 = v3283 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3287 = v3285 < v1;
   const bool v3288 = v3286 && v3287;
   if (v3288) {
@@ -2820,11 +2820,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3292 = v3291 + v3285;
     out[v3292] = v3290;
   }
-  const uint v3293 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3293 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3294 = v2148 + v3293;
-  const uint v3295 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3295 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3296 = v2147 + v3295;
-  const bool v3297 = v3294 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3297 = v3294 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3298 = v3296 < v1;
   const bool v3299 = v3297 && v3298;
   if (v3299) {
@@ -2834,11 +2834,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3303 = v3302 + v3296;
     out[v3303] = v3301;
   }
-  const uint v3304 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3304 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3305 = v2148 + v3304;
-  const uint v3306 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3306 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3307 = v2147 + v3306;
-  const bool v3308 = v3305 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3308 = v3305 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3309 = v3307 < v1;
   const bool v3310 = v3308 && v3309;
   if (v3310) {
@@ -2848,11 +2848,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3314 = v3313 + v3307;
     out[v3314] = v3312;
   }
-  const uint v3315 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3315 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3316 = v2148 + v3315;
-  const uint v3317 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3317 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3318 = v2147 + v3317;
-  const bool v3319 = v3316 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3319 = v3316 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3320 = v3318 < v1;
   const bool v3321 = v3319 && v3320;
   if (v3321) {
@@ -2862,11 +2862,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3325 = v3324 + v3318;
     out[v3325] = v3323;
   }
-  const uint v3326 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3326 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3327 = v2148 + v3326;
-  const uint v3328 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3328 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3329 = v2147 + v3328;
-  const bool v3330 = v3327 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3330 = v3327 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3331 = v3329 < v1;
   const bool v3332 = v3330 && v3331;
   if (v3332) {
@@ -2876,11 +2876,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3336 = v3335 + v3329;
     out[v3336] = v3334;
   }
-  const uint v3337 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3337 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3338 = v2148 + v3337;
-  const uint v3339 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3339 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3340 = v2147 + v3339;
-  const bool v3341 = v3338 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3341 = v3338 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3342 = v3340 < v1;
   const bool v3343 = v3341 && v3342;
   if (v3343) {
@@ -2890,11 +2890,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3347 = v3346 + v3340;
     out[v3347] = v3345;
   }
-  const uint v3348 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3348 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3349 = v2148 + v3348;
-  const uint v3350 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3350 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3351 = v2147 + v3350;
-  const bool v3352 = v3349 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3352 = v3349 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3353 = v3351 < v1;
   const bool v3354 = v3352 && v3353;
   if (v3354) {
@@ -2904,11 +2904,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3358 = v3357 + v3351;
     out[v3358] = v3356;
   }
-  const uint v3359 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3359 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3360 = v2148 + v3359;
-  const uint v3361 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3361 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3362 = v2147 + v3361;
-  const bool v3363 = v3360 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3363 = v3360 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3364 = v3362 < v1;
   const bool v3365 = v3363 && v3364;
   if (v3365) {
@@ -2918,11 +2918,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3369 = v3368 + v3362;
     out[v3369] = v3367;
   }
-  const uint v3370 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3370 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3371 = v2148 + v3370;
-  const uint v3372 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3372 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3373 = v2147 + v3372;
-  const bool v3374 = v3371 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3374 = v3371 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3375 = v3373 < v1;
   const bool v3376 = v3374 && v3375;
   if (v3376) {
@@ -2932,11 +2932,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3380 = v3379 + v3373;
     out[v3380] = v3378;
   }
-  const uint v3381 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3381 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3382 = v2148 + v3381;
-  const uint v3383 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3383 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3384 = v2147 + v3383;
-  const bool v3385 = v3382 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3385 = v3382 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3386 = v3384 < v1;
   const bool v3387 = v3385 && v3386;
   if (v3387) {
@@ -2946,11 +2946,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3391 = v3390 + v3384;
     out[v3391] = v3389;
   }
-  const uint v3392 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3392 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3393 = v2148 + v3392;
-  const uint v3394 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3394 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3395 = v2147 + v3394;
-  const bool v3396 = v3393 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3396 = v3393 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3397 = v3395 < v1;
   const bool v3398 = v3396 && v3397;
   if (v3398) {
@@ -2960,11 +2960,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3402 = v3401 + v3395;
     out[v3402] = v3400;
   }
-  const uint v3403 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3403 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3404 = v2148 + v3403;
-  const uint v3405 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3405 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3406 = v2147 + v3405;
-  const bool v3407 = v3404 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3407 = v3404 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3408 = v3406 < v1;
   const bool v3409 = v3407 && v3408;
   if (v3409) {
@@ -2974,11 +2974,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3413 = v3412 + v3406;
     out[v3413] = v3411;
   }
-  const uint v3414 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3414 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3415 = v2148 + v3414;
-  const uint v3416 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3416 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3417 = v2147 + v3416;
-  const bool v3418 = v3415 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3418 = v3415 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3419 = v3417 < v1;
   const bool v3420 = v3418 && v3419;
   if (v3420) {
@@ -2988,11 +2988,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3424 = v3423 + v3417;
     out[v3424] = v3422;
   }
-  const uint v3425 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3425 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3426 = v2148 + v3425;
-  const uint v3427 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3427 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3428 = v2147 + v3427;
-  const bool v3429 = v3426 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3429 = v3426 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3430 = v3428 < v1;
   const bool v3431 = v3429 && v3430;
   if (v3431) {
@@ -3002,11 +3002,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3435 = v3434 + v3428;
     out[v3435] = v3433;
   }
-  const uint v3436 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3436 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3437 = v2148 + v3436;
-  const uint v3438 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3438 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3439 = v2147 + v3438;
-  const bool v3440 = v3437 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3440 = v3437 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3441 = v3439 < v1;
   const bool v3442 = v3440 && v3441;
   if (v3442) {
@@ -3016,11 +3016,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3446 = v3445 + v3439;
     out[v3446] = v3444;
   }
-  const uint v3447 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3447 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3448 = v2148 + v3447;
-  const uint v3449 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3449 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3450 = v2147 + v3449;
-  const bool v3451 = v3448 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3451 = v3448 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3452 = v3450 < v1;
   const bool v3453 = v3451 && v3452;
   if (v3453) {
@@ -3030,11 +3030,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3457 = v3456 + v3450;
     out[v3457] = v3455;
   }
-  const uint v3458 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3458 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3459 = v2148 + v3458;
-  const uint v3460 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3460 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3461 = v2147 + v3460;
-  const bool v3462 = v3459 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3462 = v3459 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3463 = v3461 < v1;
   const bool v3464 = v3462 && v3463;
   if (v3464) {
@@ -3044,11 +3044,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3468 = v3467 + v3461;
     out[v3468] = v3466;
   }
-  const uint v3469 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3469 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3470 = v2148 + v3469;
-  const uint v3471 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3471 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3472 = v2147 + v3471;
-  const bool v3473 = v3470 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3473 = v3470 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3474 = v3472 < v1;
   const bool v3475 = v3473 && v3474;
   if (v3475) {
@@ -3058,11 +3058,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3479 = v3478 + v3472;
     out[v3479] = v3477;
   }
-  const uint v3480 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3480 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3481 = v2148 + v3480;
-  const uint v3482 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3482 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3483 = v2147 + v3482;
-  const bool v3484 = v3481 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3484 = v3481 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3485 = v3483 < v1;
   const bool v3486 = v3484 && v3485;
   if (v3486) {
@@ -3072,11 +3072,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3490 = v3489 + v3483;
     out[v3490] = v3488;
   }
-  const uint v3491 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3491 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3492 = v2148 + v3491;
-  const uint v3493 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3493 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3494 = v2147 + v3493;
-  const bool v3495 = v3492 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3495 = v3492 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3496 = v3494 < v1;
   const bool v3497 = v3495 && v3496;
   if (v3497) {
@@ -3086,11 +3086,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3501 = v3500 + v3494;
     out[v3501] = v3499;
   }
-  const uint v3502 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3502 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3503 = v2148 + v3502;
-  const uint v3504 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3504 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3505 = v2147 + v3504;
-  const bool v3506 = v3503 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3506 = v3503 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3507 = v3505 < v1;
   const bool v3508 = v3506 && v3507;
   if (v3508) {
@@ -3100,11 +3100,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3512 = v3511 + v3505;
     out[v3512] = v3510;
   }
-  const uint v3513 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3513 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3514 = v2148 + v3513;
-  const uint v3515 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3515 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3516 = v2147 + v3515;
-  const bool v3517 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3517 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3518 = v3516 < v1;
   const bool v3519 = v3517 && v3518;
   if (v3519) {
@@ -3114,11 +3114,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3523 = v3522 + v3516;
     out[v3523] = v3521;
   }
-  const uint v3524 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3524 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3525 = v2148 + v3524;
-  const uint v3526 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3526 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3527 = v2147 + v3526;
-  const bool v3528 = v3525 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3528 = v3525 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3529 = v3527 < v1;
   const bool v3530 = v3528 && v3529;
   if (v3530) {
@@ -3128,11 +3128,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3534 = v3533 + v3527;
     out[v3534] = v3532;
   }
-  const uint v3535 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3535 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3536 = v2148 + v3535;
-  const uint v3537 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3537 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3538 = v2147 + v3537;
-  const bool v3539 = v3536 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3539 = v3536 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3540 = v3538 < v1;
   const bool v3541 = v3539 && v3540;
   if (v3541) {
@@ -3142,11 +3142,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3545 = v3544 + v3538;
     out[v3545] = v3543;
   }
-  const uint v3546 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3546 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v3547 = v2148 + v3546;
-  const uint v3548 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v3548 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v3549 = v2147 + v3548;
-  const bool v3550 = v3547 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v3550 = v3547 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v3551 = v3549 < v1;
   const bool v3552 = v3550 && v3551;
   if (v3552) {

@@ -84,384 +84,384 @@ kernel void iron_gemm_nk_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v2160 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2163 = v2160 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2166 = v2160 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2160 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2163 = v2160 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2166 = v2160 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2167 = v2166 << 3u;
-    const uint v2168 = v24 + v2163;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2168 = v24 + v2163;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2169 = v2168 < v0;
-    const uint v2174 = v2168 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2180 = v2163 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2185 = v2160 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2187 = v2185 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2190 = v2185 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2174 = v2168 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2180 = v2163 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2185 = v2160 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2187 = v2185 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2190 = v2185 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2191 = v2190 << 3u;
-    const uint v2192 = v24 + v2187;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2192 = v24 + v2187;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2193 = v2192 < v0;
-    const uint v2198 = v2192 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2204 = v2187 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2209 = v2160 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2211 = v2209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2214 = v2209 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2198 = v2192 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2204 = v2187 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2209 = v2160 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2211 = v2209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2214 = v2209 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2215 = v2214 << 3u;
-    const uint v2216 = v24 + v2211;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2216 = v24 + v2211;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2217 = v2216 < v0;
-    const uint v2222 = v2216 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2228 = v2211 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2233 = v2160 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2235 = v2233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2238 = v2233 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2222 = v2216 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2228 = v2211 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2233 = v2160 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2235 = v2233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2238 = v2233 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2239 = v2238 << 3u;
-    const uint v2240 = v24 + v2235;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2240 = v24 + v2235;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2241 = v2240 < v0;
-    const uint v2246 = v2240 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2252 = v2235 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2257 = v2160 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2259 = v2257 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2262 = v2257 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2246 = v2240 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2252 = v2235 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2257 = v2160 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2259 = v2257 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2262 = v2257 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2263 = v2262 << 3u;
-    const uint v2264 = v24 + v2259;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2264 = v24 + v2259;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2265 = v2264 < v0;
-    const uint v2270 = v2264 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2276 = v2259 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2281 = v2160 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2283 = v2281 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2286 = v2281 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2270 = v2264 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2276 = v2259 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2281 = v2160 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2283 = v2281 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2286 = v2281 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2287 = v2286 << 3u;
-    const uint v2288 = v24 + v2283;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2288 = v24 + v2283;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2289 = v2288 < v0;
-    const uint v2294 = v2288 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2300 = v2283 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2305 = v2160 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2307 = v2305 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2310 = v2305 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2294 = v2288 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2300 = v2283 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2305 = v2160 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2307 = v2305 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2310 = v2305 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2311 = v2310 << 3u;
-    const uint v2312 = v24 + v2307;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2312 = v24 + v2307;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2313 = v2312 < v0;
-    const uint v2318 = v2312 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2324 = v2307 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2329 = v2160 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2331 = v2329 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2334 = v2329 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2318 = v2312 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2324 = v2307 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2329 = v2160 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2331 = v2329 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2334 = v2329 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2335 = v2334 << 3u;
-    const uint v2336 = v24 + v2331;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2336 = v24 + v2331;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2337 = v2336 < v0;
-    const uint v2342 = v2336 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2348 = v2331 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2362 = v28 + v2163;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2342 = v2336 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2348 = v2331 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2362 = v28 + v2163;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2363 = v2362 < v1;
-    const uint v2368 = v2362 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2386 = v28 + v2187;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2368 = v2362 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2386 = v28 + v2187;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2387 = v2386 < v1;
-    const uint v2392 = v2386 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2410 = v28 + v2211;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2392 = v2386 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2410 = v28 + v2211;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2411 = v2410 < v1;
-    const uint v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2434 = v28 + v2235;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2434 = v28 + v2235;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2435 = v2434 < v1;
-    const uint v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2458 = v28 + v2259;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2458 = v28 + v2259;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2459 = v2458 < v1;
-    const uint v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2482 = v28 + v2283;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2482 = v28 + v2283;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2483 = v2482 < v1;
-    const uint v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2506 = v28 + v2307;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2506 = v28 + v2307;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2507 = v2506 < v1;
-    const uint v2512 = v2506 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2530 = v28 + v2331;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2512 = v2506 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2530 = v28 + v2331;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2531 = v2530 < v1;
-    const uint v2536 = v2530 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2552 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v2558 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v2536 = v2530 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2552 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2558 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2152 = 0u; v2152 < v2; v2152 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v2152 = 0u; v2152 < v2; v2152 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v2154 = v2152 >> 6u;
       const uint v2156 = v2154 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2158 = v2156 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2170 = v2152 + v2167;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2158 = v2156 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2170 = v2152 + v2167;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2171 = v2170 < v2;
       const bool v2172 = v2169 && v2171;
-      const uint v2176 = v2174 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2176 = v2174 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2177 = v2176 + v2167;
       const uint v2178 = v2172 ? v2177 : 0u;
-      const uint v2181 = v2158 + v2180;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2181 = v2158 + v2180;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2182 = v2181 + v2167;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2182 + e] = v2172 ? a[v2178 + e] : bfloat(0);
       }
-      const uint v2194 = v2152 + v2191;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2194 = v2152 + v2191;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2195 = v2194 < v2;
       const bool v2196 = v2193 && v2195;
-      const uint v2200 = v2198 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2200 = v2198 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2201 = v2200 + v2191;
       const uint v2202 = v2196 ? v2201 : 0u;
-      const uint v2205 = v2158 + v2204;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2205 = v2158 + v2204;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2206 = v2205 + v2191;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2206 + e] = v2196 ? a[v2202 + e] : bfloat(0);
       }
-      const uint v2218 = v2152 + v2215;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2218 = v2152 + v2215;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2219 = v2218 < v2;
       const bool v2220 = v2217 && v2219;
-      const uint v2224 = v2222 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2224 = v2222 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2225 = v2224 + v2215;
       const uint v2226 = v2220 ? v2225 : 0u;
-      const uint v2229 = v2158 + v2228;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2229 = v2158 + v2228;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2230 = v2229 + v2215;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2230 + e] = v2220 ? a[v2226 + e] : bfloat(0);
       }
-      const uint v2242 = v2152 + v2239;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2242 = v2152 + v2239;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2243 = v2242 < v2;
       const bool v2244 = v2241 && v2243;
-      const uint v2248 = v2246 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2248 = v2246 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2249 = v2248 + v2239;
       const uint v2250 = v2244 ? v2249 : 0u;
-      const uint v2253 = v2158 + v2252;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2253 = v2158 + v2252;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2254 = v2253 + v2239;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2254 + e] = v2244 ? a[v2250 + e] : bfloat(0);
       }
-      const uint v2266 = v2152 + v2263;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2266 = v2152 + v2263;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2267 = v2266 < v2;
       const bool v2268 = v2265 && v2267;
-      const uint v2272 = v2270 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2272 = v2270 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2273 = v2272 + v2263;
       const uint v2274 = v2268 ? v2273 : 0u;
-      const uint v2277 = v2158 + v2276;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2277 = v2158 + v2276;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2278 = v2277 + v2263;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2278 + e] = v2268 ? a[v2274 + e] : bfloat(0);
       }
-      const uint v2290 = v2152 + v2287;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2290 = v2152 + v2287;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2291 = v2290 < v2;
       const bool v2292 = v2289 && v2291;
-      const uint v2296 = v2294 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2296 = v2294 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2297 = v2296 + v2287;
       const uint v2298 = v2292 ? v2297 : 0u;
-      const uint v2301 = v2158 + v2300;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2301 = v2158 + v2300;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2302 = v2301 + v2287;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2302 + e] = v2292 ? a[v2298 + e] : bfloat(0);
       }
-      const uint v2314 = v2152 + v2311;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2314 = v2152 + v2311;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2315 = v2314 < v2;
       const bool v2316 = v2313 && v2315;
-      const uint v2320 = v2318 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2320 = v2318 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2321 = v2320 + v2311;
       const uint v2322 = v2316 ? v2321 : 0u;
-      const uint v2325 = v2158 + v2324;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2325 = v2158 + v2324;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2326 = v2325 + v2311;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2326 + e] = v2316 ? a[v2322 + e] : bfloat(0);
       }
-      const uint v2338 = v2152 + v2335;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2338 = v2152 + v2335;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2339 = v2338 < v2;
       const bool v2340 = v2337 && v2339;
-      const uint v2344 = v2342 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2344 = v2342 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2345 = v2344 + v2335;
       const uint v2346 = v2340 ? v2345 : 0u;
-      const uint v2349 = v2158 + v2348;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2349 = v2158 + v2348;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2350 = v2349 + v2335;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2350 + e] = v2340 ? a[v2346 + e] : bfloat(0);
       }
-      const bool v2366 = v2363 && v2171;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2370 = v2368 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2366 = v2363 && v2171;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2370 = v2368 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2371 = v2370 + v2167;
       const uint v2372 = v2366 ? v2371 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2182 + e] = v2366 ? b[v2372 + e] : bfloat(0);
       }
-      const bool v2390 = v2387 && v2195;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2394 = v2392 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2390 = v2387 && v2195;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2394 = v2392 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2395 = v2394 + v2191;
       const uint v2396 = v2390 ? v2395 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2206 + e] = v2390 ? b[v2396 + e] : bfloat(0);
       }
-      const bool v2414 = v2411 && v2219;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2418 = v2416 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2414 = v2411 && v2219;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2418 = v2416 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2419 = v2418 + v2215;
       const uint v2420 = v2414 ? v2419 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2230 + e] = v2414 ? b[v2420 + e] : bfloat(0);
       }
-      const bool v2438 = v2435 && v2243;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2442 = v2440 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2438 = v2435 && v2243;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2442 = v2440 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2443 = v2442 + v2239;
       const uint v2444 = v2438 ? v2443 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2254 + e] = v2438 ? b[v2444 + e] : bfloat(0);
       }
-      const bool v2462 = v2459 && v2267;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2466 = v2464 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2462 = v2459 && v2267;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2466 = v2464 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2467 = v2466 + v2263;
       const uint v2468 = v2462 ? v2467 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2278 + e] = v2462 ? b[v2468 + e] : bfloat(0);
       }
-      const bool v2486 = v2483 && v2291;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2490 = v2488 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2486 = v2483 && v2291;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2490 = v2488 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2491 = v2490 + v2287;
       const uint v2492 = v2486 ? v2491 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2302 + e] = v2486 ? b[v2492 + e] : bfloat(0);
       }
-      const bool v2510 = v2507 && v2315;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2514 = v2512 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2510 = v2507 && v2315;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2514 = v2512 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2515 = v2514 + v2311;
       const uint v2516 = v2510 ? v2515 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2326 + e] = v2510 ? b[v2516 + e] : bfloat(0);
       }
-      const bool v2534 = v2531 && v2339;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2538 = v2536 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v2534 = v2531 && v2339;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2538 = v2536 + v2152;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2539 = v2538 + v2335;
       const uint v2540 = v2534 ? v2539 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2350 + e] = v2534 ? b[v2540 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2553 = v2158 + v2552;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v2553 = v2158 + v2552;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2553), long(64u));
-      const uint v2559 = v2158 + v2558;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2559 = v2158 + v2558;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v2559), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2566 = v2553 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2566 = v2553 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2566), long(64u));
-      const uint v2572 = v2559 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2572 = v2559 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v2572), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2578 = v2553 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2578 = v2553 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2578), long(64u));
-      const uint v2584 = v2559 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2584 = v2559 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v2584), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2590 = v2553 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2590 = v2553 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2590), long(64u));
-      const uint v2596 = v2559 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2596 = v2559 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<true>(v43, shm1, long(v2596), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v513 = iron_tid.x;
-    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
-    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v520 = v24 + v517;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v521 = v520 < v0;
         const uint v522 = v511 + v519;
         const bool v523 = v522 < v2;
         const bool v524 = v521 && v523;
         if (v524) {
-          const uint v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v528 = v526 + v511;
           const uint v529 = v528 + v519;
           const bfloat v530 = a[v529];
-          const uint v532 = v517 << 6u;
+          const uint v532 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v533 = v532 + v519;
           shm0[v533] = v530;
         } else {
-          const uint v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v536 = v535 + v519;
           shm0[v536] = bfloat(0.0f);
         }
       }
 
-      for (uint v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v541 = v513; v541 < 8192u; v541 += v512) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v543 = v541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v545 = v541 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v546 = v28 + v543;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v547 = v546 < v1;
         const uint v548 = v511 + v545;
         const bool v549 = v548 < v2;
         const bool v550 = v547 && v549;
         if (v550) {
-          const uint v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v554 = v552 + v511;
           const uint v555 = v554 + v545;
           const bfloat v556 = b[v555];
-          const uint v558 = v543 << 6u;
+          const uint v558 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v559 = v558 + v545;
           shm1[v559] = v556;
         } else {
-          const uint v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v562 = v561 + v545;
           shm1[v562] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v615 = v24 + v33;
-  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v617 = v615 + v616;
-  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v619 = v614 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -472,11 +472,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v627 = v626 + v619;
     out[v627] = v625;
   }
-  const uint v628 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v628 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v629 = v615 + v628;
-  const uint v630 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v630 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v631 = v614 + v630;
-  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v633 = v631 < v1;
   const bool v634 = v632 && v633;
   if (v634) {
@@ -487,11 +487,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v639 = v638 + v631;
     out[v639] = v637;
   }
-  const uint v640 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v640 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v641 = v615 + v640;
-  const uint v642 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v642 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v643 = v614 + v642;
-  const bool v644 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v644 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v645 = v643 < v1;
   const bool v646 = v644 && v645;
   if (v646) {
@@ -502,11 +502,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v651 = v650 + v643;
     out[v651] = v649;
   }
-  const uint v652 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v652 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v653 = v615 + v652;
-  const uint v654 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v654 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v655 = v614 + v654;
-  const bool v656 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v656 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v657 = v655 < v1;
   const bool v658 = v656 && v657;
   if (v658) {
@@ -517,11 +517,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v663 = v662 + v655;
     out[v663] = v661;
   }
-  const uint v664 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v664 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v665 = v615 + v664;
-  const uint v666 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v666 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v667 = v614 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v669 = v667 < v1;
   const bool v670 = v668 && v669;
   if (v670) {
@@ -532,11 +532,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v675 = v674 + v667;
     out[v675] = v673;
   }
-  const uint v676 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v676 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v677 = v615 + v676;
-  const uint v678 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v678 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v679 = v614 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -547,11 +547,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v687 = v686 + v679;
     out[v687] = v685;
   }
-  const uint v688 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v688 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v689 = v615 + v688;
-  const uint v690 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v690 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v691 = v614 + v690;
-  const bool v692 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v692 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v693 = v691 < v1;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -562,11 +562,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v699 = v698 + v691;
     out[v699] = v697;
   }
-  const uint v700 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v700 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v701 = v615 + v700;
-  const uint v702 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v702 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v703 = v614 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -577,11 +577,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v711 = v710 + v703;
     out[v711] = v709;
   }
-  const uint v712 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v712 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v713 = v615 + v712;
-  const uint v714 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v714 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v715 = v614 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -592,11 +592,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v723 = v722 + v715;
     out[v723] = v721;
   }
-  const uint v724 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v724 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v725 = v615 + v724;
-  const uint v726 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v726 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v727 = v614 + v726;
-  const bool v728 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v728 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v729 = v727 < v1;
   const bool v730 = v728 && v729;
   if (v730) {
@@ -607,11 +607,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v735 = v734 + v727;
     out[v735] = v733;
   }
-  const uint v736 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v736 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v737 = v615 + v736;
-  const uint v738 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v738 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v739 = v614 + v738;
-  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v741 = v739 < v1;
   const bool v742 = v740 && v741;
   if (v742) {
@@ -622,11 +622,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v747 = v746 + v739;
     out[v747] = v745;
   }
-  const uint v748 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v748 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v749 = v615 + v748;
-  const uint v750 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v750 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v751 = v614 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v753 = v751 < v1;
   const bool v754 = v752 && v753;
   if (v754) {
@@ -637,11 +637,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v759 = v758 + v751;
     out[v759] = v757;
   }
-  const uint v760 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v760 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v761 = v615 + v760;
-  const uint v762 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v762 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v763 = v614 + v762;
-  const bool v764 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v764 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v765 = v763 < v1;
   const bool v766 = v764 && v765;
   if (v766) {
@@ -652,11 +652,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v771 = v770 + v763;
     out[v771] = v769;
   }
-  const uint v772 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v772 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v773 = v615 + v772;
-  const uint v774 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v774 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v775 = v614 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v777 = v775 < v1;
   const bool v778 = v776 && v777;
   if (v778) {
@@ -667,11 +667,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v783 = v782 + v775;
     out[v783] = v781;
   }
-  const uint v784 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v784 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v785 = v615 + v784;
-  const uint v786 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v786 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v787 = v614 + v786;
-  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -682,11 +682,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v795 = v794 + v787;
     out[v795] = v793;
   }
-  const uint v796 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v796 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v797 = v615 + v796;
-  const uint v798 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v798 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v799 = v614 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -697,11 +697,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v807 = v806 + v799;
     out[v807] = v805;
   }
-  const uint v808 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v808 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v809 = v615 + v808;
-  const uint v810 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v810 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v811 = v614 + v810;
-  const bool v812 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v812 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v813 = v811 < v1;
   const bool v814 = v812 && v813;
   if (v814) {
@@ -712,11 +712,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v819 = v818 + v811;
     out[v819] = v817;
   }
-  const uint v820 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v820 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v821 = v615 + v820;
-  const uint v822 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v822 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v823 = v614 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v825 = v823 < v1;
   const bool v826 = v824 && v825;
   if (v826) {
@@ -727,11 +727,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v831 = v830 + v823;
     out[v831] = v829;
   }
-  const uint v832 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v832 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v833 = v615 + v832;
-  const uint v834 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v834 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v835 = v614 + v834;
-  const bool v836 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v836 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v837 = v835 < v1;
   const bool v838 = v836 && v837;
   if (v838) {
@@ -742,11 +742,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v843 = v842 + v835;
     out[v843] = v841;
   }
-  const uint v844 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v844 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v845 = v615 + v844;
-  const uint v846 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v846 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v847 = v614 + v846;
-  const bool v848 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v848 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v849 = v847 < v1;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -757,11 +757,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v855 = v854 + v847;
     out[v855] = v853;
   }
-  const uint v856 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v856 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v857 = v615 + v856;
-  const uint v858 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v858 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v859 = v614 + v858;
-  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v861 = v859 < v1;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -772,11 +772,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v867 = v866 + v859;
     out[v867] = v865;
   }
-  const uint v868 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v868 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v869 = v615 + v868;
-  const uint v870 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v870 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v871 = v614 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v873 = v871 < v1;
   const bool v874 = v872 && v873;
   if (v874) {
@@ -787,11 +787,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v879 = v878 + v871;
     out[v879] = v877;
   }
-  const uint v880 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v880 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v881 = v615 + v880;
-  const uint v882 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v882 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v883 = v614 + v882;
-  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -802,11 +802,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v891 = v890 + v883;
     out[v891] = v889;
   }
-  const uint v892 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v892 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v893 = v615 + v892;
-  const uint v894 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v894 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v895 = v614 + v894;
-  const bool v896 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v896 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v897 = v895 < v1;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -817,11 +817,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v903 = v902 + v895;
     out[v903] = v901;
   }
-  const uint v904 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v904 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v905 = v615 + v904;
-  const uint v906 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v906 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v907 = v614 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v908 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v909 = v907 < v1;
   const bool v910 = v908 && v909;
   if (v910) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v915 = v914 + v907;
     out[v915] = v913;
   }
-  const uint v916 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v916 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v917 = v615 + v916;
-  const uint v918 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v918 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v919 = v614 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v921 = v919 < v1;
   const bool v922 = v920 && v921;
   if (v922) {
@@ -847,11 +847,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v927 = v926 + v919;
     out[v927] = v925;
   }
-  const uint v928 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v928 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v929 = v615 + v928;
-  const uint v930 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v930 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v931 = v614 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v933 = v931 < v1;
   const bool v934 = v932 && v933;
   if (v934) {
@@ -862,11 +862,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v939 = v938 + v931;
     out[v939] = v937;
   }
-  const uint v940 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v940 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v941 = v615 + v940;
-  const uint v942 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v942 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v943 = v614 + v942;
-  const bool v944 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v944 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v945 = v943 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -877,11 +877,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v951 = v950 + v943;
     out[v951] = v949;
   }
-  const uint v952 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v952 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v953 = v615 + v952;
-  const uint v954 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v954 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v955 = v614 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -892,11 +892,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v963 = v962 + v955;
     out[v963] = v961;
   }
-  const uint v964 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v964 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v965 = v615 + v964;
-  const uint v966 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v966 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v967 = v614 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -907,11 +907,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v975 = v974 + v967;
     out[v975] = v973;
   }
-  const uint v976 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v976 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v977 = v615 + v976;
-  const uint v978 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v978 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v979 = v614 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v981 = v979 < v1;
   const bool v982 = v980 && v981;
   if (v982) {
@@ -922,11 +922,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v987 = v986 + v979;
     out[v987] = v985;
   }
-  const uint v988 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v988 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v989 = v615 + v988;
-  const uint v990 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v990 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v991 = v614 + v990;
-  const bool v992 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v992 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v993 = v991 < v1;
   const bool v994 = v992 && v993;
   if (v994) {
@@ -937,11 +937,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v999 = v998 + v991;
     out[v999] = v997;
   }
-  const uint v1000 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1000 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1001 = v615 + v1000;
-  const uint v1002 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1002 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1003 = v614 + v1002;
-  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1005 = v1003 < v1;
   const bool v1006 = v1004 && v1005;
   if (v1006) {
@@ -952,11 +952,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1011 = v1010 + v1003;
     out[v1011] = v1009;
   }
-  const uint v1012 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1012 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1013 = v615 + v1012;
-  const uint v1014 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1014 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1015 = v614 + v1014;
-  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1017 = v1015 < v1;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
@@ -967,11 +967,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1023 = v1022 + v1015;
     out[v1023] = v1021;
   }
-  const uint v1024 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1024 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1025 = v615 + v1024;
-  const uint v1026 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1026 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1027 = v614 + v1026;
-  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1029 = v1027 < v1;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -982,11 +982,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1035 = v1034 + v1027;
     out[v1035] = v1033;
   }
-  const uint v1036 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1036 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1037 = v615 + v1036;
-  const uint v1038 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1038 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1039 = v614 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -997,11 +997,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1047 = v1046 + v1039;
     out[v1047] = v1045;
   }
-  const uint v1048 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1048 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1049 = v615 + v1048;
-  const uint v1050 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1050 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1051 = v614 + v1050;
-  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1012,11 +1012,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1059 = v1058 + v1051;
     out[v1059] = v1057;
   }
-  const uint v1060 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1060 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1061 = v615 + v1060;
-  const uint v1062 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1062 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1063 = v614 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1065 = v1063 < v1;
   const bool v1066 = v1064 && v1065;
   if (v1066) {
@@ -1027,11 +1027,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1071 = v1070 + v1063;
     out[v1071] = v1069;
   }
-  const uint v1072 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1072 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1073 = v615 + v1072;
-  const uint v1074 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1074 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1075 = v614 + v1074;
-  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1077 = v1075 < v1;
   const bool v1078 = v1076 && v1077;
   if (v1078) {
@@ -1042,11 +1042,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1083 = v1082 + v1075;
     out[v1083] = v1081;
   }
-  const uint v1084 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1084 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1085 = v615 + v1084;
-  const uint v1086 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1086 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1087 = v614 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1089 = v1087 < v1;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
@@ -1057,11 +1057,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1095 = v1094 + v1087;
     out[v1095] = v1093;
   }
-  const uint v1096 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1096 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1097 = v615 + v1096;
-  const uint v1098 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1098 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1099 = v614 + v1098;
-  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1101 = v1099 < v1;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
@@ -1072,11 +1072,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1107 = v1106 + v1099;
     out[v1107] = v1105;
   }
-  const uint v1108 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1108 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1109 = v615 + v1108;
-  const uint v1110 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1110 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1111 = v614 + v1110;
-  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1087,11 +1087,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1119 = v1118 + v1111;
     out[v1119] = v1117;
   }
-  const uint v1120 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1120 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1121 = v615 + v1120;
-  const uint v1122 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1122 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1123 = v614 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1102,11 +1102,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1131 = v1130 + v1123;
     out[v1131] = v1129;
   }
-  const uint v1132 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1132 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1133 = v615 + v1132;
-  const uint v1134 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1134 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1135 = v614 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1137 = v1135 < v1;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1117,11 +1117,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1143 = v1142 + v1135;
     out[v1143] = v1141;
   }
-  const uint v1144 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1144 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1145 = v615 + v1144;
-  const uint v1146 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1146 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1147 = v614 + v1146;
-  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1149 = v1147 < v1;
   const bool v1150 = v1148 && v1149;
   if (v1150) {
@@ -1132,11 +1132,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1155 = v1154 + v1147;
     out[v1155] = v1153;
   }
-  const uint v1156 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1156 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1157 = v615 + v1156;
-  const uint v1158 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1158 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1159 = v614 + v1158;
-  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1161 = v1159 < v1;
   const bool v1162 = v1160 && v1161;
   if (v1162) {
@@ -1147,11 +1147,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1167 = v1166 + v1159;
     out[v1167] = v1165;
   }
-  const uint v1168 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1168 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1169 = v615 + v1168;
-  const uint v1170 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1170 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1171 = v614 + v1170;
-  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1173 = v1171 < v1;
   const bool v1174 = v1172 && v1173;
   if (v1174) {
@@ -1162,11 +1162,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1179 = v1178 + v1171;
     out[v1179] = v1177;
   }
-  const uint v1180 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1180 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1181 = v615 + v1180;
-  const uint v1182 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1182 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1183 = v614 + v1182;
-  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1185 = v1183 < v1;
   const bool v1186 = v1184 && v1185;
   if (v1186) {
@@ -1177,11 +1177,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1191 = v1190 + v1183;
     out[v1191] = v1189;
   }
-  const uint v1192 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1192 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1193 = v615 + v1192;
-  const uint v1194 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1194 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1195 = v614 + v1194;
-  const bool v1196 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1196 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1197 = v1195 < v1;
   const bool v1198 = v1196 && v1197;
   if (v1198) {
@@ -1192,11 +1192,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1203 = v1202 + v1195;
     out[v1203] = v1201;
   }
-  const uint v1204 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1204 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1205 = v615 + v1204;
-  const uint v1206 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1206 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1207 = v614 + v1206;
-  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1209 = v1207 < v1;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
@@ -1207,11 +1207,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1215 = v1214 + v1207;
     out[v1215] = v1213;
   }
-  const uint v1216 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1216 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1217 = v615 + v1216;
-  const uint v1218 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1218 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1219 = v614 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1222,11 +1222,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1227 = v1226 + v1219;
     out[v1227] = v1225;
   }
-  const uint v1228 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1228 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1229 = v615 + v1228;
-  const uint v1230 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1230 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1231 = v614 + v1230;
-  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1233 = v1231 < v1;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1237,11 +1237,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1239 = v1238 + v1231;
     out[v1239] = v1237;
   }
-  const uint v1240 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1240 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1241 = v615 + v1240;
-  const uint v1242 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1242 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1243 = v614 + v1242;
-  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1245 = v1243 < v1;
   const bool v1246 = v1244 && v1245;
   if (v1246) {
@@ -1252,11 +1252,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1251 = v1250 + v1243;
     out[v1251] = v1249;
   }
-  const uint v1252 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1252 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1253 = v615 + v1252;
-  const uint v1254 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1254 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1255 = v614 + v1254;
-  const bool v1256 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1256 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1257 = v1255 < v1;
   const bool v1258 = v1256 && v1257;
   if (v1258) {
@@ -1267,11 +1267,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1263 = v1262 + v1255;
     out[v1263] = v1261;
   }
-  const uint v1264 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1264 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1265 = v615 + v1264;
-  const uint v1266 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1266 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1267 = v614 + v1266;
-  const bool v1268 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1268 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1269 = v1267 < v1;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1282,11 +1282,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1275 = v1274 + v1267;
     out[v1275] = v1273;
   }
-  const uint v1276 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1276 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1277 = v615 + v1276;
-  const uint v1278 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1278 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1279 = v614 + v1278;
-  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1297,11 +1297,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1287 = v1286 + v1279;
     out[v1287] = v1285;
   }
-  const uint v1288 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1288 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1289 = v615 + v1288;
-  const uint v1290 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1290 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1291 = v614 + v1290;
-  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1312,11 +1312,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1299 = v1298 + v1291;
     out[v1299] = v1297;
   }
-  const uint v1300 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1300 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1301 = v615 + v1300;
-  const uint v1302 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1302 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1303 = v614 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1305 = v1303 < v1;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1327,11 +1327,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1311 = v1310 + v1303;
     out[v1311] = v1309;
   }
-  const uint v1312 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1312 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1313 = v615 + v1312;
-  const uint v1314 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1314 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1315 = v614 + v1314;
-  const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1317 = v1315 < v1;
   const bool v1318 = v1316 && v1317;
   if (v1318) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1323 = v1322 + v1315;
     out[v1323] = v1321;
   }
-  const uint v1324 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1324 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1325 = v615 + v1324;
-  const uint v1326 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1326 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1327 = v614 + v1326;
-  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1329 = v1327 < v1;
   const bool v1330 = v1328 && v1329;
   if (v1330) {
@@ -1357,11 +1357,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1335 = v1334 + v1327;
     out[v1335] = v1333;
   }
-  const uint v1336 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1336 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1337 = v615 + v1336;
-  const uint v1338 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1338 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1339 = v614 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1341 = v1339 < v1;
   const bool v1342 = v1340 && v1341;
   if (v1342) {
@@ -1372,11 +1372,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1347 = v1346 + v1339;
     out[v1347] = v1345;
   }
-  const uint v1348 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1348 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1349 = v615 + v1348;
-  const uint v1350 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1350 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1351 = v614 + v1350;
-  const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1353 = v1351 < v1;
   const bool v1354 = v1352 && v1353;
   if (v1354) {
@@ -1387,11 +1387,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1359 = v1358 + v1351;
     out[v1359] = v1357;
   }
-  const uint v1360 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1360 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1361 = v615 + v1360;
-  const uint v1362 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1362 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1363 = v614 + v1362;
-  const bool v1364 = v1361 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1364 = v1361 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1365 = v1363 < v1;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1402,11 +1402,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1371 = v1370 + v1363;
     out[v1371] = v1369;
   }
-  const uint v1372 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1372 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1373 = v615 + v1372;
-  const uint v1374 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1374 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1375 = v614 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1417,11 +1417,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1383 = v1382 + v1375;
     out[v1383] = v1381;
   }
-  const uint v1384 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1384 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1385 = v615 + v1384;
-  const uint v1386 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1386 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1387 = v614 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
@@ -1432,11 +1432,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1395 = v1394 + v1387;
     out[v1395] = v1393;
   }
-  const uint v1396 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1396 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1397 = v615 + v1396;
-  const uint v1398 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1398 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1399 = v614 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1401 = v1399 < v1;
   const bool v1402 = v1400 && v1401;
   if (v1402) {
@@ -1447,11 +1447,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1407 = v1406 + v1399;
     out[v1407] = v1405;
   }
-  const uint v1408 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1408 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1409 = v615 + v1408;
-  const uint v1410 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1410 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1411 = v614 + v1410;
-  const bool v1412 = v1409 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1412 = v1409 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1413 = v1411 < v1;
   const bool v1414 = v1412 && v1413;
   if (v1414) {
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1419 = v1418 + v1411;
     out[v1419] = v1417;
   }
-  const uint v1420 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1420 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1421 = v615 + v1420;
-  const uint v1422 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1422 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1423 = v614 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1477,11 +1477,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1431 = v1430 + v1423;
     out[v1431] = v1429;
   }
-  const uint v1432 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1432 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1433 = v615 + v1432;
-  const uint v1434 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1434 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1435 = v614 + v1434;
-  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1492,11 +1492,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1443 = v1442 + v1435;
     out[v1443] = v1441;
   }
-  const uint v1444 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1444 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1445 = v615 + v1444;
-  const uint v1446 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1446 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1447 = v614 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1449 = v1447 < v1;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1507,11 +1507,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1455 = v1454 + v1447;
     out[v1455] = v1453;
   }
-  const uint v1456 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1456 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1457 = v615 + v1456;
-  const uint v1458 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1458 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1459 = v614 + v1458;
-  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1522,11 +1522,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1467 = v1466 + v1459;
     out[v1467] = v1465;
   }
-  const uint v1468 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1468 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1469 = v615 + v1468;
-  const uint v1470 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1470 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1471 = v614 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1537,11 +1537,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1479 = v1478 + v1471;
     out[v1479] = v1477;
   }
-  const uint v1480 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1480 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1481 = v615 + v1480;
-  const uint v1482 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1482 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1483 = v614 + v1482;
-  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1485 = v1483 < v1;
   const bool v1486 = v1484 && v1485;
   if (v1486) {
@@ -1552,11 +1552,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1491 = v1490 + v1483;
     out[v1491] = v1489;
   }
-  const uint v1492 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1492 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1493 = v615 + v1492;
-  const uint v1494 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1494 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1495 = v614 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1497 = v1495 < v1;
   const bool v1498 = v1496 && v1497;
   if (v1498) {
@@ -1567,11 +1567,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1503 = v1502 + v1495;
     out[v1503] = v1501;
   }
-  const uint v1504 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1504 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1505 = v615 + v1504;
-  const uint v1506 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1506 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1507 = v614 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1509 = v1507 < v1;
   const bool v1510 = v1508 && v1509;
   if (v1510) {
@@ -1582,11 +1582,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1515 = v1514 + v1507;
     out[v1515] = v1513;
   }
-  const uint v1516 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1516 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1517 = v615 + v1516;
-  const uint v1518 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1518 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1519 = v614 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1597,11 +1597,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1527 = v1526 + v1519;
     out[v1527] = v1525;
   }
-  const uint v1528 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1528 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1529 = v615 + v1528;
-  const uint v1530 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1530 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1531 = v614 + v1530;
-  const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1533 = v1531 < v1;
   const bool v1534 = v1532 && v1533;
   if (v1534) {
@@ -1612,11 +1612,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1539 = v1538 + v1531;
     out[v1539] = v1537;
   }
-  const uint v1540 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1540 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1541 = v615 + v1540;
-  const uint v1542 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1542 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1543 = v614 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1545 = v1543 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
@@ -1627,11 +1627,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1551 = v1550 + v1543;
     out[v1551] = v1549;
   }
-  const uint v1552 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1552 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1553 = v615 + v1552;
-  const uint v1554 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1554 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1555 = v614 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1642,11 +1642,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1563 = v1562 + v1555;
     out[v1563] = v1561;
   }
-  const uint v1564 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1564 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1565 = v615 + v1564;
-  const uint v1566 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1566 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1567 = v614 + v1566;
-  const bool v1568 = v1565 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1568 = v1565 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1569 = v1567 < v1;
   const bool v1570 = v1568 && v1569;
   if (v1570) {
@@ -1657,11 +1657,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1575 = v1574 + v1567;
     out[v1575] = v1573;
   }
-  const uint v1576 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1576 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1577 = v615 + v1576;
-  const uint v1578 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1578 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1579 = v614 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -1672,11 +1672,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1587 = v1586 + v1579;
     out[v1587] = v1585;
   }
-  const uint v1588 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1588 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1589 = v615 + v1588;
-  const uint v1590 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1590 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1591 = v614 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1593 = v1591 < v1;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -1687,11 +1687,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1599 = v1598 + v1591;
     out[v1599] = v1597;
   }
-  const uint v1600 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1600 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1601 = v615 + v1600;
-  const uint v1602 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1602 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1603 = v614 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1605 = v1603 < v1;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -1702,11 +1702,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1611 = v1610 + v1603;
     out[v1611] = v1609;
   }
-  const uint v1612 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1612 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1613 = v615 + v1612;
-  const uint v1614 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1614 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1615 = v614 + v1614;
-  const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1617 = v1615 < v1;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1717,11 +1717,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1623 = v1622 + v1615;
     out[v1623] = v1621;
   }
-  const uint v1624 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1624 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1625 = v615 + v1624;
-  const uint v1626 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1626 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1627 = v614 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1635 = v1634 + v1627;
     out[v1635] = v1633;
   }
-  const uint v1636 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1636 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1637 = v615 + v1636;
-  const uint v1638 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1638 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1639 = v614 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -1747,11 +1747,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1647 = v1646 + v1639;
     out[v1647] = v1645;
   }
-  const uint v1648 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1648 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1649 = v615 + v1648;
-  const uint v1650 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1650 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1651 = v614 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1653 = v1651 < v1;
   const bool v1654 = v1652 && v1653;
   if (v1654) {
@@ -1762,11 +1762,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1659 = v1658 + v1651;
     out[v1659] = v1657;
   }
-  const uint v1660 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1660 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1661 = v615 + v1660;
-  const uint v1662 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1662 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1663 = v614 + v1662;
-  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1665 = v1663 < v1;
   const bool v1666 = v1664 && v1665;
   if (v1666) {
@@ -1777,11 +1777,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1671 = v1670 + v1663;
     out[v1671] = v1669;
   }
-  const uint v1672 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1672 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1673 = v615 + v1672;
-  const uint v1674 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1674 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1675 = v614 + v1674;
-  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1677 = v1675 < v1;
   const bool v1678 = v1676 && v1677;
   if (v1678) {
@@ -1792,11 +1792,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1683 = v1682 + v1675;
     out[v1683] = v1681;
   }
-  const uint v1684 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1684 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1685 = v615 + v1684;
-  const uint v1686 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1686 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1687 = v614 + v1686;
-  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1689 = v1687 < v1;
   const bool v1690 = v1688 && v1689;
   if (v1690) {
@@ -1807,11 +1807,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1695 = v1694 + v1687;
     out[v1695] = v1693;
   }
-  const uint v1696 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1696 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1697 = v615 + v1696;
-  const uint v1698 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1698 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1699 = v614 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1822,11 +1822,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1707 = v1706 + v1699;
     out[v1707] = v1705;
   }
-  const uint v1708 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1708 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1709 = v615 + v1708;
-  const uint v1710 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1710 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1711 = v614 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1713 = v1711 < v1;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -1837,11 +1837,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1719 = v1718 + v1711;
     out[v1719] = v1717;
   }
-  const uint v1720 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1720 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1721 = v615 + v1720;
-  const uint v1722 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1722 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1723 = v614 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1731 = v1730 + v1723;
     out[v1731] = v1729;
   }
-  const uint v1732 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1732 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1733 = v615 + v1732;
-  const uint v1734 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1734 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1735 = v614 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1737 = v1735 < v1;
   const bool v1738 = v1736 && v1737;
   if (v1738) {
@@ -1867,11 +1867,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1743 = v1742 + v1735;
     out[v1743] = v1741;
   }
-  const uint v1744 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1744 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1745 = v615 + v1744;
-  const uint v1746 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1746 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1747 = v614 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1749 = v1747 < v1;
   const bool v1750 = v1748 && v1749;
   if (v1750) {
@@ -1882,11 +1882,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1755 = v1754 + v1747;
     out[v1755] = v1753;
   }
-  const uint v1756 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1756 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1757 = v615 + v1756;
-  const uint v1758 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1758 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1759 = v614 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -1897,11 +1897,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1767 = v1766 + v1759;
     out[v1767] = v1765;
   }
-  const uint v1768 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1768 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1769 = v615 + v1768;
-  const uint v1770 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1770 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1771 = v614 + v1770;
-  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1773 = v1771 < v1;
   const bool v1774 = v1772 && v1773;
   if (v1774) {
@@ -1912,11 +1912,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1779 = v1778 + v1771;
     out[v1779] = v1777;
   }
-  const uint v1780 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1780 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1781 = v615 + v1780;
-  const uint v1782 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1782 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1783 = v614 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1785 = v1783 < v1;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -1927,11 +1927,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1791 = v1790 + v1783;
     out[v1791] = v1789;
   }
-  const uint v1792 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1792 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1793 = v615 + v1792;
-  const uint v1794 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1794 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1795 = v614 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -1942,11 +1942,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1803 = v1802 + v1795;
     out[v1803] = v1801;
   }
-  const uint v1804 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1804 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1805 = v615 + v1804;
-  const uint v1806 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1806 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1807 = v614 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -1957,11 +1957,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1815 = v1814 + v1807;
     out[v1815] = v1813;
   }
-  const uint v1816 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1816 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1817 = v615 + v1816;
-  const uint v1818 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1818 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1819 = v614 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1821 = v1819 < v1;
   const bool v1822 = v1820 && v1821;
   if (v1822) {
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1827 = v1826 + v1819;
     out[v1827] = v1825;
   }
-  const uint v1828 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1828 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1829 = v615 + v1828;
-  const uint v1830 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1830 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1831 = v614 + v1830;
-  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1833 = v1831 < v1;
   const bool v1834 = v1832 && v1833;
   if (v1834) {
@@ -1987,11 +1987,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1839 = v1838 + v1831;
     out[v1839] = v1837;
   }
-  const uint v1840 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1840 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1841 = v615 + v1840;
-  const uint v1842 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1842 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1843 = v614 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1845 = v1843 < v1;
   const bool v1846 = v1844 && v1845;
   if (v1846) {
@@ -2002,11 +2002,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1851 = v1850 + v1843;
     out[v1851] = v1849;
   }
-  const uint v1852 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1852 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1853 = v615 + v1852;
-  const uint v1854 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1854 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1855 = v614 + v1854;
-  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1857 = v1855 < v1;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
@@ -2017,11 +2017,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1863 = v1862 + v1855;
     out[v1863] = v1861;
   }
-  const uint v1864 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1864 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1865 = v615 + v1864;
-  const uint v1866 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1866 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1867 = v614 + v1866;
-  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1869 = v1867 < v1;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -2032,11 +2032,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1875 = v1874 + v1867;
     out[v1875] = v1873;
   }
-  const uint v1876 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1876 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1877 = v615 + v1876;
-  const uint v1878 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1878 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1879 = v614 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -2047,11 +2047,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1887 = v1886 + v1879;
     out[v1887] = v1885;
   }
-  const uint v1888 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1888 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1889 = v615 + v1888;
-  const uint v1890 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1890 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1891 = v614 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -2062,11 +2062,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1899 = v1898 + v1891;
     out[v1899] = v1897;
   }
-  const uint v1900 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1900 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1901 = v615 + v1900;
-  const uint v1902 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1902 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1903 = v614 + v1902;
-  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -2077,11 +2077,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1911 = v1910 + v1903;
     out[v1911] = v1909;
   }
-  const uint v1912 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1912 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1913 = v615 + v1912;
-  const uint v1914 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1914 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1915 = v614 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1917 = v1915 < v1;
   const bool v1918 = v1916 && v1917;
   if (v1918) {
@@ -2092,11 +2092,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1923 = v1922 + v1915;
     out[v1923] = v1921;
   }
-  const uint v1924 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1924 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1925 = v615 + v1924;
-  const uint v1926 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1926 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1927 = v614 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1929 = v1927 < v1;
   const bool v1930 = v1928 && v1929;
   if (v1930) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1935 = v1934 + v1927;
     out[v1935] = v1933;
   }
-  const uint v1936 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1936 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1937 = v615 + v1936;
-  const uint v1938 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1938 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1939 = v614 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1941 = v1939 < v1;
   const bool v1942 = v1940 && v1941;
   if (v1942) {
@@ -2122,11 +2122,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1947 = v1946 + v1939;
     out[v1947] = v1945;
   }
-  const uint v1948 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1948 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1949 = v615 + v1948;
-  const uint v1950 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1950 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1951 = v614 + v1950;
-  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1953 = v1951 < v1;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -2137,11 +2137,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1959 = v1958 + v1951;
     out[v1959] = v1957;
   }
-  const uint v1960 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1960 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1961 = v615 + v1960;
-  const uint v1962 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1962 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1963 = v614 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
@@ -2152,11 +2152,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1971 = v1970 + v1963;
     out[v1971] = v1969;
   }
-  const uint v1972 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1972 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1973 = v615 + v1972;
-  const uint v1974 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1974 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1975 = v614 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1977 = v1975 < v1;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -2167,11 +2167,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1983 = v1982 + v1975;
     out[v1983] = v1981;
   }
-  const uint v1984 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1984 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1985 = v615 + v1984;
-  const uint v1986 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1986 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1987 = v614 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1989 = v1987 < v1;
   const bool v1990 = v1988 && v1989;
   if (v1990) {
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1995 = v1994 + v1987;
     out[v1995] = v1993;
   }
-  const uint v1996 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1996 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1997 = v615 + v1996;
-  const uint v1998 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1998 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1999 = v614 + v1998;
-  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2001 = v1999 < v1;
   const bool v2002 = v2000 && v2001;
   if (v2002) {
@@ -2197,11 +2197,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2007 = v2006 + v1999;
     out[v2007] = v2005;
   }
-  const uint v2008 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2008 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2009 = v615 + v2008;
-  const uint v2010 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2010 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2011 = v614 + v2010;
-  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2013 = v2011 < v1;
   const bool v2014 = v2012 && v2013;
   if (v2014) {
@@ -2212,11 +2212,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2019 = v2018 + v2011;
     out[v2019] = v2017;
   }
-  const uint v2020 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2020 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2021 = v615 + v2020;
-  const uint v2022 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2022 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2023 = v614 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2025 = v2023 < v1;
   const bool v2026 = v2024 && v2025;
   if (v2026) {
@@ -2227,11 +2227,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2031 = v2030 + v2023;
     out[v2031] = v2029;
   }
-  const uint v2032 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2032 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2033 = v615 + v2032;
-  const uint v2034 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2034 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2035 = v614 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2242,11 +2242,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2043 = v2042 + v2035;
     out[v2043] = v2041;
   }
-  const uint v2044 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2044 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2045 = v615 + v2044;
-  const uint v2046 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2046 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2047 = v614 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2257,11 +2257,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2055 = v2054 + v2047;
     out[v2055] = v2053;
   }
-  const uint v2056 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2056 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2057 = v615 + v2056;
-  const uint v2058 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2058 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2059 = v614 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2272,11 +2272,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2067 = v2066 + v2059;
     out[v2067] = v2065;
   }
-  const uint v2068 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2068 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2069 = v615 + v2068;
-  const uint v2070 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2070 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2071 = v614 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2073 = v2071 < v1;
   const bool v2074 = v2072 && v2073;
   if (v2074) {
@@ -2287,11 +2287,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2079 = v2078 + v2071;
     out[v2079] = v2077;
   }
-  const uint v2080 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2080 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2081 = v615 + v2080;
-  const uint v2082 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2082 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2083 = v614 + v2082;
-  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2085 = v2083 < v1;
   const bool v2086 = v2084 && v2085;
   if (v2086) {
@@ -2302,11 +2302,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2091 = v2090 + v2083;
     out[v2091] = v2089;
   }
-  const uint v2092 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2092 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2093 = v615 + v2092;
-  const uint v2094 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2094 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2095 = v614 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2097 = v2095 < v1;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -2317,11 +2317,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2103 = v2102 + v2095;
     out[v2103] = v2101;
   }
-  const uint v2104 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2104 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2105 = v615 + v2104;
-  const uint v2106 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2106 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2107 = v614 + v2106;
-  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2109 = v2107 < v1;
   const bool v2110 = v2108 && v2109;
   if (v2110) {
@@ -2332,11 +2332,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2115 = v2114 + v2107;
     out[v2115] = v2113;
   }
-  const uint v2116 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2116 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2117 = v615 + v2116;
-  const uint v2118 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2118 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2119 = v614 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2121 = v2119 < v1;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2347,11 +2347,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2127 = v2126 + v2119;
     out[v2127] = v2125;
   }
-  const uint v2128 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2128 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2129 = v615 + v2128;
-  const uint v2130 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2130 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2131 = v614 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -2362,11 +2362,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2139 = v2138 + v2131;
     out[v2139] = v2137;
   }
-  const uint v2140 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2140 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2141 = v615 + v2140;
-  const uint v2142 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2142 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2143 = v614 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2145 = v2143 < v1;
   const bool v2146 = v2144 && v2145;
   if (v2146) {

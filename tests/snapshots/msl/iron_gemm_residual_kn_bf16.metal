@@ -86,451 +86,451 @@ kernel void iron_gemm_residual_kn_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:241
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:242
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:243
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
   const bool v47 = v46 == 0u;
-  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:249
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:256
   if (v62) {
-    const uint v2400 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2403 = v2400 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2406 = v2400 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2400 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2403 = v2400 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2406 = v2400 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2407 = v2406 << 3u;
-    const uint v2408 = v24 + v2403;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2408 = v24 + v2403;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2409 = v2408 < v0;
-    const uint v2414 = v2408 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2420 = v2403 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2425 = v2400 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2427 = v2425 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2430 = v2425 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2414 = v2408 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2420 = v2403 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2425 = v2400 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2427 = v2425 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2430 = v2425 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2431 = v2430 << 3u;
-    const uint v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2433 = v2432 < v0;
-    const uint v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2444 = v2427 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2449 = v2400 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2451 = v2449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2454 = v2449 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2444 = v2427 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2449 = v2400 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2451 = v2449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2454 = v2449 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2455 = v2454 << 3u;
-    const uint v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2457 = v2456 < v0;
-    const uint v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2468 = v2451 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2473 = v2400 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2475 = v2473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2478 = v2473 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2468 = v2451 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2473 = v2400 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2475 = v2473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2478 = v2473 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2479 = v2478 << 3u;
-    const uint v2480 = v24 + v2475;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2480 = v24 + v2475;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2481 = v2480 < v0;
-    const uint v2486 = v2480 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2492 = v2475 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2497 = v2400 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2499 = v2497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2502 = v2497 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2486 = v2480 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2492 = v2475 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2497 = v2400 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2499 = v2497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2502 = v2497 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2503 = v2502 << 3u;
-    const uint v2504 = v24 + v2499;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2504 = v24 + v2499;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2505 = v2504 < v0;
-    const uint v2510 = v2504 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2516 = v2499 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2521 = v2400 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2523 = v2521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2526 = v2521 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2510 = v2504 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2516 = v2499 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2521 = v2400 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2523 = v2521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2526 = v2521 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2527 = v2526 << 3u;
-    const uint v2528 = v24 + v2523;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2528 = v24 + v2523;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2529 = v2528 < v0;
-    const uint v2534 = v2528 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2540 = v2523 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2545 = v2400 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2547 = v2545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2550 = v2545 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2534 = v2528 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2540 = v2523 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2545 = v2400 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2547 = v2545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2550 = v2545 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2551 = v2550 << 3u;
-    const uint v2552 = v24 + v2547;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2552 = v24 + v2547;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2553 = v2552 < v0;
-    const uint v2558 = v2552 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2564 = v2547 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2569 = v2400 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2571 = v2569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2574 = v2569 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2558 = v2552 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2564 = v2547 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2569 = v2400 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2571 = v2569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2574 = v2569 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2575 = v2574 << 3u;
-    const uint v2576 = v24 + v2571;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2576 = v24 + v2571;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2577 = v2576 < v0;
-    const uint v2582 = v2576 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2588 = v2571 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2597 = v2400 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2600 = v2400 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2582 = v2576 * v2;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2588 = v2571 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2597 = v2400 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2600 = v2400 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2601 = v2600 << 3u;
-    const uint v2604 = v28 + v2601;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2604 = v28 + v2601;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2605 = v2604 < v1;
-    const uint v2614 = v2597 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2621 = v2425 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2624 = v2425 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2614 = v2597 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2621 = v2425 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2624 = v2425 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2625 = v2624 << 3u;
-    const uint v2628 = v28 + v2625;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2628 = v28 + v2625;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2629 = v2628 < v1;
-    const uint v2638 = v2621 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2645 = v2449 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2648 = v2449 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2638 = v2621 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2645 = v2449 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2648 = v2449 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2649 = v2648 << 3u;
-    const uint v2652 = v28 + v2649;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2652 = v28 + v2649;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2653 = v2652 < v1;
-    const uint v2662 = v2645 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2669 = v2473 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2672 = v2473 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2662 = v2645 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2669 = v2473 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2672 = v2473 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2673 = v2672 << 3u;
-    const uint v2676 = v28 + v2673;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2676 = v28 + v2673;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2677 = v2676 < v1;
-    const uint v2686 = v2669 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2693 = v2497 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2696 = v2497 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2686 = v2669 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2693 = v2497 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2696 = v2497 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2697 = v2696 << 3u;
-    const uint v2700 = v28 + v2697;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2700 = v28 + v2697;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2701 = v2700 < v1;
-    const uint v2710 = v2693 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2717 = v2521 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2720 = v2521 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2710 = v2693 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2717 = v2521 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2720 = v2521 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2721 = v2720 << 3u;
-    const uint v2724 = v28 + v2721;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2724 = v28 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2725 = v2724 < v1;
-    const uint v2734 = v2717 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2741 = v2545 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2744 = v2545 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2734 = v2717 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2741 = v2545 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2744 = v2545 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2745 = v2744 << 3u;
-    const uint v2748 = v28 + v2745;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2748 = v28 + v2745;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2749 = v2748 < v1;
-    const uint v2758 = v2741 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2765 = v2569 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2768 = v2569 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2758 = v2741 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2765 = v2569 >> 4u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2768 = v2569 & 15u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2769 = v2768 << 3u;
-    const uint v2772 = v28 + v2769;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2772 = v28 + v2769;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2773 = v2772 < v1;
-    const uint v2782 = v2765 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2792 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v2782 = v2765 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v2792 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
 
-    for (uint v2392 = 0u; v2392 < v2; v2392 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
+    for (uint v2392 = 0u; v2392 < v2; v2392 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
       const uint v2394 = v2392 >> 6u;
       const uint v2396 = v2394 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2398 = v2396 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2410 = v2392 + v2407;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2398 = v2396 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2410 = v2392 + v2407;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2411 = v2410 < v2;
       const bool v2412 = v2409 && v2411;
-      const uint v2416 = v2414 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2416 = v2414 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2417 = v2416 + v2407;
       const uint v2418 = v2412 ? v2417 : 0u;
-      const uint v2421 = v2398 + v2420;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2421 = v2398 + v2420;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2422 = v2421 + v2407;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2422 + e] = v2412 ? a[v2418 + e] : bfloat(0);
       }
-      const uint v2434 = v2392 + v2431;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2434 = v2392 + v2431;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2435 = v2434 < v2;
       const bool v2436 = v2433 && v2435;
-      const uint v2440 = v2438 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2440 = v2438 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2441 = v2440 + v2431;
       const uint v2442 = v2436 ? v2441 : 0u;
-      const uint v2445 = v2398 + v2444;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2445 = v2398 + v2444;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2446 = v2445 + v2431;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2446 + e] = v2436 ? a[v2442 + e] : bfloat(0);
       }
-      const uint v2458 = v2392 + v2455;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2458 = v2392 + v2455;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2459 = v2458 < v2;
       const bool v2460 = v2457 && v2459;
-      const uint v2464 = v2462 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2464 = v2462 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2465 = v2464 + v2455;
       const uint v2466 = v2460 ? v2465 : 0u;
-      const uint v2469 = v2398 + v2468;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2469 = v2398 + v2468;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2470 = v2469 + v2455;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2470 + e] = v2460 ? a[v2466 + e] : bfloat(0);
       }
-      const uint v2482 = v2392 + v2479;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2482 = v2392 + v2479;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2483 = v2482 < v2;
       const bool v2484 = v2481 && v2483;
-      const uint v2488 = v2486 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2488 = v2486 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2489 = v2488 + v2479;
       const uint v2490 = v2484 ? v2489 : 0u;
-      const uint v2493 = v2398 + v2492;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2493 = v2398 + v2492;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2494 = v2493 + v2479;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2494 + e] = v2484 ? a[v2490 + e] : bfloat(0);
       }
-      const uint v2506 = v2392 + v2503;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2506 = v2392 + v2503;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2507 = v2506 < v2;
       const bool v2508 = v2505 && v2507;
-      const uint v2512 = v2510 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2512 = v2510 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2513 = v2512 + v2503;
       const uint v2514 = v2508 ? v2513 : 0u;
-      const uint v2517 = v2398 + v2516;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2517 = v2398 + v2516;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2518 = v2517 + v2503;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2518 + e] = v2508 ? a[v2514 + e] : bfloat(0);
       }
-      const uint v2530 = v2392 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2530 = v2392 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2531 = v2530 < v2;
       const bool v2532 = v2529 && v2531;
-      const uint v2536 = v2534 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2536 = v2534 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2537 = v2536 + v2527;
       const uint v2538 = v2532 ? v2537 : 0u;
-      const uint v2541 = v2398 + v2540;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2541 = v2398 + v2540;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2542 = v2541 + v2527;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2542 + e] = v2532 ? a[v2538 + e] : bfloat(0);
       }
-      const uint v2554 = v2392 + v2551;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2554 = v2392 + v2551;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2555 = v2554 < v2;
       const bool v2556 = v2553 && v2555;
-      const uint v2560 = v2558 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2560 = v2558 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2561 = v2560 + v2551;
       const uint v2562 = v2556 ? v2561 : 0u;
-      const uint v2565 = v2398 + v2564;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2565 = v2398 + v2564;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2566 = v2565 + v2551;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2566 + e] = v2556 ? a[v2562 + e] : bfloat(0);
       }
-      const uint v2578 = v2392 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2578 = v2392 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2579 = v2578 < v2;
       const bool v2580 = v2577 && v2579;
-      const uint v2584 = v2582 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2584 = v2582 + v2392;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2585 = v2584 + v2575;
       const uint v2586 = v2580 ? v2585 : 0u;
-      const uint v2589 = v2398 + v2588;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2589 = v2398 + v2588;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2590 = v2589 + v2575;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v2590 + e] = v2580 ? a[v2586 + e] : bfloat(0);
       }
-      const uint v2602 = v2392 + v2597;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2602 = v2392 + v2597;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2603 = v2602 < v2;
       const bool v2606 = v2603 && v2605;
-      const uint v2608 = v2602 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2608 = v2602 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2610 = v2608 + v28;
       const uint v2611 = v2610 + v2601;
       const uint v2612 = v2606 ? v2611 : 0u;
-      const uint v2615 = v2398 + v2614;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2615 = v2398 + v2614;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2616 = v2615 + v2601;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2616 + e] = v2606 ? b[v2612 + e] : bfloat(0);
       }
-      const uint v2626 = v2392 + v2621;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2626 = v2392 + v2621;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2627 = v2626 < v2;
       const bool v2630 = v2627 && v2629;
-      const uint v2632 = v2626 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2632 = v2626 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2634 = v2632 + v28;
       const uint v2635 = v2634 + v2625;
       const uint v2636 = v2630 ? v2635 : 0u;
-      const uint v2639 = v2398 + v2638;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2639 = v2398 + v2638;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2640 = v2639 + v2625;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2640 + e] = v2630 ? b[v2636 + e] : bfloat(0);
       }
-      const uint v2650 = v2392 + v2645;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2650 = v2392 + v2645;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2651 = v2650 < v2;
       const bool v2654 = v2651 && v2653;
-      const uint v2656 = v2650 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2656 = v2650 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2658 = v2656 + v28;
       const uint v2659 = v2658 + v2649;
       const uint v2660 = v2654 ? v2659 : 0u;
-      const uint v2663 = v2398 + v2662;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2663 = v2398 + v2662;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2664 = v2663 + v2649;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2664 + e] = v2654 ? b[v2660 + e] : bfloat(0);
       }
-      const uint v2674 = v2392 + v2669;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2674 = v2392 + v2669;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2675 = v2674 < v2;
       const bool v2678 = v2675 && v2677;
-      const uint v2680 = v2674 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2680 = v2674 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2682 = v2680 + v28;
       const uint v2683 = v2682 + v2673;
       const uint v2684 = v2678 ? v2683 : 0u;
-      const uint v2687 = v2398 + v2686;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2687 = v2398 + v2686;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2688 = v2687 + v2673;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2688 + e] = v2678 ? b[v2684 + e] : bfloat(0);
       }
-      const uint v2698 = v2392 + v2693;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2698 = v2392 + v2693;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2699 = v2698 < v2;
       const bool v2702 = v2699 && v2701;
-      const uint v2704 = v2698 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2704 = v2698 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2706 = v2704 + v28;
       const uint v2707 = v2706 + v2697;
       const uint v2708 = v2702 ? v2707 : 0u;
-      const uint v2711 = v2398 + v2710;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2711 = v2398 + v2710;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2712 = v2711 + v2697;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2712 + e] = v2702 ? b[v2708 + e] : bfloat(0);
       }
-      const uint v2722 = v2392 + v2717;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2722 = v2392 + v2717;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2723 = v2722 < v2;
       const bool v2726 = v2723 && v2725;
-      const uint v2728 = v2722 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2728 = v2722 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2730 = v2728 + v28;
       const uint v2731 = v2730 + v2721;
       const uint v2732 = v2726 ? v2731 : 0u;
-      const uint v2735 = v2398 + v2734;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2735 = v2398 + v2734;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2736 = v2735 + v2721;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2736 + e] = v2726 ? b[v2732 + e] : bfloat(0);
       }
-      const uint v2746 = v2392 + v2741;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2746 = v2392 + v2741;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2747 = v2746 < v2;
       const bool v2750 = v2747 && v2749;
-      const uint v2752 = v2746 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2752 = v2746 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2754 = v2752 + v28;
       const uint v2755 = v2754 + v2745;
       const uint v2756 = v2750 ? v2755 : 0u;
-      const uint v2759 = v2398 + v2758;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2759 = v2398 + v2758;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2760 = v2759 + v2745;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2760 + e] = v2750 ? b[v2756 + e] : bfloat(0);
       }
-      const uint v2770 = v2392 + v2765;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2770 = v2392 + v2765;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2771 = v2770 < v2;
       const bool v2774 = v2771 && v2773;
-      const uint v2776 = v2770 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2776 = v2770 * v1;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2778 = v2776 + v28;
       const uint v2779 = v2778 + v2769;
       const uint v2780 = v2774 ? v2779 : 0u;
-      const uint v2783 = v2398 + v2782;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2783 = v2398 + v2782;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v2784 = v2783 + v2769;
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2784 + e] = v2774 ? b[v2780 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2793 = v2398 + v2792;  // kernels/gemm/gemm_tiles.hpp:240
+      const uint v2793 = v2398 + v2792;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2793), long(64u));
-      const uint v2798 = v2398 + v37;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2798 = v2398 + v37;  // kernels/gemm/gemm_tiles.hpp:249
       iron_frag_load<false>(v43, shm1, long(v2798), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2804 = v2793 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2804 = v2793 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2804), long(64u));
-      const uint v2807 = v2398 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2807 = v2398 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2808 = v2807 + v37;
       iron_frag_load<false>(v43, shm1, long(v2808), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2814 = v2793 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2814 = v2793 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2814), long(64u));
-      const uint v2817 = v2398 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2817 = v2398 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2818 = v2817 + v37;
       iron_frag_load<false>(v43, shm1, long(v2818), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v2824 = v2793 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v2824 = v2793 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
       iron_frag_load<false>(v41, shm0, long(v2824), long(64u));
-      const uint v2827 = v2398 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
+      const uint v2827 = v2398 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
       const uint v2828 = v2827 + v37;
       iron_frag_load<false>(v43, shm1, long(v2828), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
   } else {
-    const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
     const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:242
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:249
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
-      for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:96
+    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+      for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v512 = v24 + v509;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v513 = v512 < v0;
         const uint v514 = v503 + v511;
         const bool v515 = v514 < v2;
         const bool v516 = v513 && v515;
         if (v516) {
-          const uint v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v520 = v518 + v503;
           const uint v521 = v520 + v511;
           const bfloat v522 = a[v521];
-          const uint v524 = v509 << 6u;
+          const uint v524 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v525 = v524 + v511;
           shm0[v525] = v522;
         } else {
-          const uint v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v528 = v527 + v511;
           shm0[v528] = bfloat(0.0f);
         }
       }
 
-      for (uint v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v533 = v505; v533 < 8192u; v533 += v504) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v535 = v533 >> 7u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v537 = v533 & 127u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v538 = v503 + v535;  // kernels/gemm/gemm_tiles.hpp:98
         const bool v539 = v538 < v2;
         const uint v540 = v28 + v537;
         const bool v541 = v540 < v1;
         const bool v542 = v539 && v541;
         if (v542) {
-          const uint v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v546 = v544 + v28;
           const uint v547 = v546 + v537;
           const bfloat v548 = b[v547];
-          const uint v550 = v535 << 7u;
+          const uint v550 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:101
           const uint v551 = v550 + v537;
           shm1[v551] = v548;
         } else {
-          const uint v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v554 = v553 + v537;
           shm1[v554] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:242
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
     }
   }
-  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
+  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:276
   const uint v599 = v24 + v33;
-  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v601 = v599 + v600;
-  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -543,11 +543,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v613 = bfloat(v612);
     out[v609] = v613;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v614 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v614 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v615 = v599 + v614;
-  const uint v616 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v616 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v617 = v598 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v619 = v617 < v1;
   const bool v620 = v618 && v619;
   if (v620) {
@@ -560,11 +560,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v627 = bfloat(v626);
     out[v623] = v627;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v628 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v628 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v629 = v599 + v628;
-  const uint v630 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v630 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v631 = v598 + v630;
-  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v633 = v631 < v1;
   const bool v634 = v632 && v633;
   if (v634) {
@@ -577,11 +577,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v641 = bfloat(v640);
     out[v637] = v641;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v642 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v642 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v643 = v599 + v642;
-  const uint v644 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v644 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v645 = v598 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -594,11 +594,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v655 = bfloat(v654);
     out[v651] = v655;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v656 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v656 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v657 = v599 + v656;
-  const uint v658 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v658 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v659 = v598 + v658;
-  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v661 = v659 < v1;
   const bool v662 = v660 && v661;
   if (v662) {
@@ -611,11 +611,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v669 = bfloat(v668);
     out[v665] = v669;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v670 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v670 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v671 = v599 + v670;
-  const uint v672 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v672 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v673 = v598 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v675 = v673 < v1;
   const bool v676 = v674 && v675;
   if (v676) {
@@ -628,11 +628,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v683 = bfloat(v682);
     out[v679] = v683;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v684 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v684 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v685 = v599 + v684;
-  const uint v686 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v686 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v687 = v598 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -645,11 +645,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v697 = bfloat(v696);
     out[v693] = v697;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v698 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v698 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v699 = v599 + v698;
-  const uint v700 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v700 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v701 = v598 + v700;
-  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v703 = v701 < v1;
   const bool v704 = v702 && v703;
   if (v704) {
@@ -662,11 +662,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v711 = bfloat(v710);
     out[v707] = v711;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v712 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v712 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v713 = v599 + v712;
-  const uint v714 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v714 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v715 = v598 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -679,11 +679,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v725 = bfloat(v724);
     out[v721] = v725;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v726 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v726 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v727 = v599 + v726;
-  const uint v728 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v728 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v729 = v598 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -696,11 +696,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v739 = bfloat(v738);
     out[v735] = v739;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v740 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v740 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v741 = v599 + v740;
-  const uint v742 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v742 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v743 = v598 + v742;
-  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v745 = v743 < v1;
   const bool v746 = v744 && v745;
   if (v746) {
@@ -713,11 +713,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v753 = bfloat(v752);
     out[v749] = v753;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v754 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v754 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v755 = v599 + v754;
-  const uint v756 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v756 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v757 = v598 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v759 = v757 < v1;
   const bool v760 = v758 && v759;
   if (v760) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v767 = bfloat(v766);
     out[v763] = v767;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v768 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v768 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v769 = v599 + v768;
-  const uint v770 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v770 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v771 = v598 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -747,11 +747,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v781 = bfloat(v780);
     out[v777] = v781;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v782 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v782 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v783 = v599 + v782;
-  const uint v784 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v784 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v785 = v598 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v795 = bfloat(v794);
     out[v791] = v795;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v796 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v796 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v797 = v599 + v796;
-  const uint v798 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v798 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v799 = v598 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -781,11 +781,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v809 = bfloat(v808);
     out[v805] = v809;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v810 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v810 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v811 = v599 + v810;
-  const uint v812 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v812 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v813 = v598 + v812;
-  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -798,11 +798,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v823 = bfloat(v822);
     out[v819] = v823;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v824 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v824 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v825 = v599 + v824;
-  const uint v826 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v826 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v827 = v598 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v837 = bfloat(v836);
     out[v833] = v837;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v838 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v838 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v839 = v599 + v838;
-  const uint v840 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v840 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v841 = v598 + v840;
-  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v843 = v841 < v1;
   const bool v844 = v842 && v843;
   if (v844) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v851 = bfloat(v850);
     out[v847] = v851;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v852 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v852 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v853 = v599 + v852;
-  const uint v854 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v854 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v855 = v598 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -849,11 +849,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v865 = bfloat(v864);
     out[v861] = v865;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v866 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v866 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v867 = v599 + v866;
-  const uint v868 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v868 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v869 = v598 + v868;
-  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v871 = v869 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
@@ -866,11 +866,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v879 = bfloat(v878);
     out[v875] = v879;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v880 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v880 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v881 = v599 + v880;
-  const uint v882 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v882 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v883 = v598 + v882;
-  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v893 = bfloat(v892);
     out[v889] = v893;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v894 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v894 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v895 = v599 + v894;
-  const uint v896 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v896 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v897 = v598 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v899 = v897 < v1;
   const bool v900 = v898 && v899;
   if (v900) {
@@ -900,11 +900,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v907 = bfloat(v906);
     out[v903] = v907;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v908 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v908 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v909 = v599 + v908;
-  const uint v910 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v910 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v911 = v598 + v910;
-  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v913 = v911 < v1;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -917,11 +917,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v921 = bfloat(v920);
     out[v917] = v921;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v922 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v922 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v923 = v599 + v922;
-  const uint v924 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v924 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v925 = v598 + v924;
-  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v927 = v925 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
@@ -934,11 +934,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v935 = bfloat(v934);
     out[v931] = v935;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v936 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v936 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v937 = v599 + v936;
-  const uint v938 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v938 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v939 = v598 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -951,11 +951,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v949 = bfloat(v948);
     out[v945] = v949;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v950 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v950 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v951 = v599 + v950;
-  const uint v952 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v952 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v953 = v598 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v955 = v953 < v1;
   const bool v956 = v954 && v955;
   if (v956) {
@@ -968,11 +968,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v963 = bfloat(v962);
     out[v959] = v963;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v964 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v964 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v965 = v599 + v964;
-  const uint v966 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v966 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v967 = v598 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -985,11 +985,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v977 = bfloat(v976);
     out[v973] = v977;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v978 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v978 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v979 = v599 + v978;
-  const uint v980 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v980 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v981 = v598 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -1002,11 +1002,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v991 = bfloat(v990);
     out[v987] = v991;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v992 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v992 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v993 = v599 + v992;
-  const uint v994 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v994 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v995 = v598 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1005 = bfloat(v1004);
     out[v1001] = v1005;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1006 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1006 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1007 = v599 + v1006;
-  const uint v1008 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1008 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1009 = v598 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1019 = bfloat(v1018);
     out[v1015] = v1019;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1020 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1020 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1021 = v599 + v1020;
-  const uint v1022 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1022 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1023 = v598 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1053,11 +1053,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1033 = bfloat(v1032);
     out[v1029] = v1033;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1034 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1034 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1035 = v599 + v1034;
-  const uint v1036 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1036 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1037 = v598 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1039 = v1037 < v1;
   const bool v1040 = v1038 && v1039;
   if (v1040) {
@@ -1070,11 +1070,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1047 = bfloat(v1046);
     out[v1043] = v1047;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1048 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1048 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1049 = v599 + v1048;
-  const uint v1050 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1050 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1051 = v598 + v1050;
-  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1087,11 +1087,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1061 = bfloat(v1060);
     out[v1057] = v1061;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1062 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1062 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1063 = v599 + v1062;
-  const uint v1064 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1064 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1065 = v598 + v1064;
-  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1075 = bfloat(v1074);
     out[v1071] = v1075;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1076 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1076 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1077 = v599 + v1076;
-  const uint v1078 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1078 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1079 = v598 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1121,11 +1121,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1089 = bfloat(v1088);
     out[v1085] = v1089;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1090 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1090 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1091 = v599 + v1090;
-  const uint v1092 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1092 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1093 = v598 + v1092;
-  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1095 = v1093 < v1;
   const bool v1096 = v1094 && v1095;
   if (v1096) {
@@ -1138,11 +1138,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1103 = bfloat(v1102);
     out[v1099] = v1103;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1104 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1104 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1105 = v599 + v1104;
-  const uint v1106 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1106 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1107 = v598 + v1106;
-  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1155,11 +1155,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1117 = bfloat(v1116);
     out[v1113] = v1117;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1118 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1118 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1119 = v599 + v1118;
-  const uint v1120 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1120 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1121 = v598 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1123 = v1121 < v1;
   const bool v1124 = v1122 && v1123;
   if (v1124) {
@@ -1172,11 +1172,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1131 = bfloat(v1130);
     out[v1127] = v1131;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1132 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1132 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1133 = v599 + v1132;
-  const uint v1134 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1134 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1135 = v598 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1137 = v1135 < v1;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1189,11 +1189,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1145 = bfloat(v1144);
     out[v1141] = v1145;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1146 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1146 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1147 = v599 + v1146;
-  const uint v1148 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1148 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1149 = v598 + v1148;
-  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1206,11 +1206,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1159 = bfloat(v1158);
     out[v1155] = v1159;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1160 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1160 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1161 = v599 + v1160;
-  const uint v1162 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1162 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1163 = v598 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1223,11 +1223,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1173 = bfloat(v1172);
     out[v1169] = v1173;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1174 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1174 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1175 = v599 + v1174;
-  const uint v1176 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1176 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1177 = v598 + v1176;
-  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -1240,11 +1240,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1187 = bfloat(v1186);
     out[v1183] = v1187;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1188 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1188 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1189 = v599 + v1188;
-  const uint v1190 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1190 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1191 = v598 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1201 = bfloat(v1200);
     out[v1197] = v1201;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1202 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1202 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1203 = v599 + v1202;
-  const uint v1204 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1204 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1205 = v598 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1215 = bfloat(v1214);
     out[v1211] = v1215;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1216 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1216 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1217 = v599 + v1216;
-  const uint v1218 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1218 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1219 = v598 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1229 = bfloat(v1228);
     out[v1225] = v1229;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1230 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1230 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1231 = v599 + v1230;
-  const uint v1232 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1232 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1233 = v598 + v1232;
-  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1308,11 +1308,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1243 = bfloat(v1242);
     out[v1239] = v1243;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1244 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1244 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1245 = v599 + v1244;
-  const uint v1246 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1246 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1247 = v598 + v1246;
-  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1325,11 +1325,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1257 = bfloat(v1256);
     out[v1253] = v1257;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1258 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1258 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1259 = v599 + v1258;
-  const uint v1260 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1260 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1261 = v598 + v1260;
-  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1263 = v1261 < v1;
   const bool v1264 = v1262 && v1263;
   if (v1264) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1271 = bfloat(v1270);
     out[v1267] = v1271;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1272 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1272 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1273 = v599 + v1272;
-  const uint v1274 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1274 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1275 = v598 + v1274;
-  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1359,11 +1359,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1285 = bfloat(v1284);
     out[v1281] = v1285;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1286 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1286 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1287 = v599 + v1286;
-  const uint v1288 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1288 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1289 = v598 + v1288;
-  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1291 = v1289 < v1;
   const bool v1292 = v1290 && v1291;
   if (v1292) {
@@ -1376,11 +1376,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1299 = bfloat(v1298);
     out[v1295] = v1299;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1300 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1300 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1301 = v599 + v1300;
-  const uint v1302 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1302 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1303 = v598 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1305 = v1303 < v1;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1393,11 +1393,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1313 = bfloat(v1312);
     out[v1309] = v1313;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1314 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1314 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1315 = v599 + v1314;
-  const uint v1316 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1316 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1317 = v598 + v1316;
-  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1410,11 +1410,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1327 = bfloat(v1326);
     out[v1323] = v1327;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1328 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1328 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1329 = v599 + v1328;
-  const uint v1330 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1330 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1331 = v598 + v1330;
-  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1333 = v1331 < v1;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1427,11 +1427,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1341 = bfloat(v1340);
     out[v1337] = v1341;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1342 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1342 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1343 = v599 + v1342;
-  const uint v1344 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1344 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1345 = v598 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1444,11 +1444,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1355 = bfloat(v1354);
     out[v1351] = v1355;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1356 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1356 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1357 = v599 + v1356;
-  const uint v1358 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1358 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1359 = v598 + v1358;
-  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1461,11 +1461,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1369 = bfloat(v1368);
     out[v1365] = v1369;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1370 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1370 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1371 = v599 + v1370;
-  const uint v1372 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1372 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1373 = v598 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1375 = v1373 < v1;
   const bool v1376 = v1374 && v1375;
   if (v1376) {
@@ -1478,11 +1478,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1383 = bfloat(v1382);
     out[v1379] = v1383;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1384 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1384 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1385 = v599 + v1384;
-  const uint v1386 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1386 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1387 = v598 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
@@ -1495,11 +1495,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1397 = bfloat(v1396);
     out[v1393] = v1397;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1398 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1398 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1399 = v599 + v1398;
-  const uint v1400 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1400 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1401 = v598 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1512,11 +1512,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1411 = bfloat(v1410);
     out[v1407] = v1411;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1412 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1412 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1413 = v599 + v1412;
-  const uint v1414 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1414 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1415 = v598 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1529,11 +1529,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1425 = bfloat(v1424);
     out[v1421] = v1425;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1426 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1426 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1427 = v599 + v1426;
-  const uint v1428 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1428 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1429 = v598 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1546,11 +1546,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1439 = bfloat(v1438);
     out[v1435] = v1439;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1440 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1440 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1441 = v599 + v1440;
-  const uint v1442 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1442 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1443 = v598 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1563,11 +1563,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1453 = bfloat(v1452);
     out[v1449] = v1453;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1454 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1454 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1455 = v599 + v1454;
-  const uint v1456 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1456 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1457 = v598 + v1456;
-  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1459 = v1457 < v1;
   const bool v1460 = v1458 && v1459;
   if (v1460) {
@@ -1580,11 +1580,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1467 = bfloat(v1466);
     out[v1463] = v1467;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1468 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1468 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1469 = v599 + v1468;
-  const uint v1470 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1470 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1471 = v598 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1597,11 +1597,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1481 = bfloat(v1480);
     out[v1477] = v1481;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1482 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1482 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1483 = v599 + v1482;
-  const uint v1484 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1484 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1485 = v598 + v1484;
-  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1614,11 +1614,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1495 = bfloat(v1494);
     out[v1491] = v1495;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1496 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1496 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1497 = v599 + v1496;
-  const uint v1498 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1498 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1499 = v598 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1631,11 +1631,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1509 = bfloat(v1508);
     out[v1505] = v1509;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1510 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1510 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1511 = v599 + v1510;
-  const uint v1512 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1512 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1513 = v598 + v1512;
-  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1515 = v1513 < v1;
   const bool v1516 = v1514 && v1515;
   if (v1516) {
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1523 = bfloat(v1522);
     out[v1519] = v1523;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1524 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1524 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1525 = v599 + v1524;
-  const uint v1526 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1526 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1527 = v598 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1665,11 +1665,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1537 = bfloat(v1536);
     out[v1533] = v1537;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1538 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1538 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1539 = v599 + v1538;
-  const uint v1540 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1540 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1541 = v598 + v1540;
-  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1543 = v1541 < v1;
   const bool v1544 = v1542 && v1543;
   if (v1544) {
@@ -1682,11 +1682,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1551 = bfloat(v1550);
     out[v1547] = v1551;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1552 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1552 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1553 = v599 + v1552;
-  const uint v1554 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1554 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1555 = v598 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1699,11 +1699,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1565 = bfloat(v1564);
     out[v1561] = v1565;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1566 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1566 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1567 = v599 + v1566;
-  const uint v1568 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1568 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1569 = v598 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1579 = bfloat(v1578);
     out[v1575] = v1579;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1580 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1580 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1581 = v599 + v1580;
-  const uint v1582 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1582 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1583 = v598 + v1582;
-  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1585 = v1583 < v1;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1593 = bfloat(v1592);
     out[v1589] = v1593;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1594 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1594 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1595 = v599 + v1594;
-  const uint v1596 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1596 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1597 = v598 + v1596;
-  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1607 = bfloat(v1606);
     out[v1603] = v1607;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1608 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1608 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1609 = v599 + v1608;
-  const uint v1610 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1610 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1611 = v598 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -1767,11 +1767,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1621 = bfloat(v1620);
     out[v1617] = v1621;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1622 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1622 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1623 = v599 + v1622;
-  const uint v1624 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1624 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1625 = v598 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1635 = bfloat(v1634);
     out[v1631] = v1635;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1636 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1636 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1637 = v599 + v1636;
-  const uint v1638 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1638 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1639 = v598 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -1801,11 +1801,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1649 = bfloat(v1648);
     out[v1645] = v1649;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1650 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1650 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1651 = v599 + v1650;
-  const uint v1652 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1652 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1653 = v598 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -1818,11 +1818,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1663 = bfloat(v1662);
     out[v1659] = v1663;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1664 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1664 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1665 = v599 + v1664;
-  const uint v1666 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1666 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1667 = v598 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1669 = v1667 < v1;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
@@ -1835,11 +1835,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1677 = bfloat(v1676);
     out[v1673] = v1677;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1678 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1678 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1679 = v599 + v1678;
-  const uint v1680 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1680 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1681 = v598 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1683 = v1681 < v1;
   const bool v1684 = v1682 && v1683;
   if (v1684) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1691 = bfloat(v1690);
     out[v1687] = v1691;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1692 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1692 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1693 = v599 + v1692;
-  const uint v1694 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1694 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1695 = v598 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1869,11 +1869,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1705 = bfloat(v1704);
     out[v1701] = v1705;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1706 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1706 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1707 = v599 + v1706;
-  const uint v1708 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1708 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1709 = v598 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -1886,11 +1886,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1719 = bfloat(v1718);
     out[v1715] = v1719;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1720 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1720 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1721 = v599 + v1720;
-  const uint v1722 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1722 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1723 = v598 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -1903,11 +1903,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1733 = bfloat(v1732);
     out[v1729] = v1733;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1734 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1734 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1735 = v599 + v1734;
-  const uint v1736 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1736 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1737 = v598 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -1920,11 +1920,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1747 = bfloat(v1746);
     out[v1743] = v1747;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1748 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1748 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1749 = v599 + v1748;
-  const uint v1750 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1750 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1751 = v598 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -1937,11 +1937,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1761 = bfloat(v1760);
     out[v1757] = v1761;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1762 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1762 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1763 = v599 + v1762;
-  const uint v1764 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1764 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1765 = v598 + v1764;
-  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1767 = v1765 < v1;
   const bool v1768 = v1766 && v1767;
   if (v1768) {
@@ -1954,11 +1954,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1775 = bfloat(v1774);
     out[v1771] = v1775;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1776 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1776 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1777 = v599 + v1776;
-  const uint v1778 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1778 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1779 = v598 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -1971,11 +1971,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1789 = bfloat(v1788);
     out[v1785] = v1789;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1790 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1790 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1791 = v599 + v1790;
-  const uint v1792 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1792 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1793 = v598 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1795 = v1793 < v1;
   const bool v1796 = v1794 && v1795;
   if (v1796) {
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1803 = bfloat(v1802);
     out[v1799] = v1803;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1804 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1804 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1805 = v599 + v1804;
-  const uint v1806 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1806 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1807 = v598 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1817 = bfloat(v1816);
     out[v1813] = v1817;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1818 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1818 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1819 = v599 + v1818;
-  const uint v1820 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1820 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1821 = v598 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1831 = bfloat(v1830);
     out[v1827] = v1831;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1832 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1832 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1833 = v599 + v1832;
-  const uint v1834 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1834 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1835 = v598 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1845 = bfloat(v1844);
     out[v1841] = v1845;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1846 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1846 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1847 = v599 + v1846;
-  const uint v1848 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1848 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1849 = v598 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1859 = bfloat(v1858);
     out[v1855] = v1859;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1860 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1860 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1861 = v599 + v1860;
-  const uint v1862 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1862 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1863 = v598 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -2073,11 +2073,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1873 = bfloat(v1872);
     out[v1869] = v1873;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1874 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1874 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1875 = v599 + v1874;
-  const uint v1876 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1876 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1877 = v598 + v1876;
-  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1879 = v1877 < v1;
   const bool v1880 = v1878 && v1879;
   if (v1880) {
@@ -2090,11 +2090,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1887 = bfloat(v1886);
     out[v1883] = v1887;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1888 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1888 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1889 = v599 + v1888;
-  const uint v1890 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1890 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1891 = v598 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1901 = bfloat(v1900);
     out[v1897] = v1901;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1902 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1902 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1903 = v599 + v1902;
-  const uint v1904 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1904 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1905 = v598 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -2124,11 +2124,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1915 = bfloat(v1914);
     out[v1911] = v1915;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1916 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1916 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1917 = v599 + v1916;
-  const uint v1918 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1918 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1919 = v598 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -2141,11 +2141,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1929 = bfloat(v1928);
     out[v1925] = v1929;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1930 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1930 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1931 = v599 + v1930;
-  const uint v1932 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1932 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1933 = v598 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -2158,11 +2158,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1943 = bfloat(v1942);
     out[v1939] = v1943;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1944 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1944 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1945 = v599 + v1944;
-  const uint v1946 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1946 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1947 = v598 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2175,11 +2175,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1957 = bfloat(v1956);
     out[v1953] = v1957;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1958 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1958 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1959 = v599 + v1958;
-  const uint v1960 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1960 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1961 = v598 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
@@ -2192,11 +2192,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1971 = bfloat(v1970);
     out[v1967] = v1971;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1972 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1972 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1973 = v599 + v1972;
-  const uint v1974 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1974 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1975 = v598 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1977 = v1975 < v1;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -2209,11 +2209,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1985 = bfloat(v1984);
     out[v1981] = v1985;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1986 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1986 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v1987 = v599 + v1986;
-  const uint v1988 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v1988 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v1989 = v598 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v1991 = v1989 < v1;
   const bool v1992 = v1990 && v1991;
   if (v1992) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1999 = bfloat(v1998);
     out[v1995] = v1999;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2000 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2000 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2001 = v599 + v2000;
-  const uint v2002 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2002 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2003 = v598 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2243,11 +2243,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2013 = bfloat(v2012);
     out[v2009] = v2013;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2014 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2014 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2015 = v599 + v2014;
-  const uint v2016 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2016 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2017 = v598 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2019 = v2017 < v1;
   const bool v2020 = v2018 && v2019;
   if (v2020) {
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2027 = bfloat(v2026);
     out[v2023] = v2027;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2028 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2028 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2029 = v599 + v2028;
-  const uint v2030 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2030 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2031 = v598 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2277,11 +2277,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2041 = bfloat(v2040);
     out[v2037] = v2041;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2042 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2042 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2043 = v599 + v2042;
-  const uint v2044 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2044 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2045 = v598 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2055 = bfloat(v2054);
     out[v2051] = v2055;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2056 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2056 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2057 = v599 + v2056;
-  const uint v2058 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2058 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2059 = v598 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2311,11 +2311,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2069 = bfloat(v2068);
     out[v2065] = v2069;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2070 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2070 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2071 = v599 + v2070;
-  const uint v2072 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2072 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2073 = v598 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2328,11 +2328,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2083 = bfloat(v2082);
     out[v2079] = v2083;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2084 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2084 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2085 = v599 + v2084;
-  const uint v2086 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2086 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2087 = v598 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2089 = v2087 < v1;
   const bool v2090 = v2088 && v2089;
   if (v2090) {
@@ -2345,11 +2345,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2097 = bfloat(v2096);
     out[v2093] = v2097;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2098 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2098 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2099 = v599 + v2098;
-  const uint v2100 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2100 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2101 = v598 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2103 = v2101 < v1;
   const bool v2104 = v2102 && v2103;
   if (v2104) {
@@ -2362,11 +2362,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2111 = bfloat(v2110);
     out[v2107] = v2111;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2112 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2112 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2113 = v599 + v2112;
-  const uint v2114 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2114 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2115 = v598 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2125 = bfloat(v2124);
     out[v2121] = v2125;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2126 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2126 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2127 = v599 + v2126;
-  const uint v2128 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2128 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2129 = v598 + v2128;
-  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2131 = v2129 < v1;
   const bool v2132 = v2130 && v2131;
   if (v2132) {
@@ -2396,11 +2396,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2139 = bfloat(v2138);
     out[v2135] = v2139;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2140 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2140 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2141 = v599 + v2140;
-  const uint v2142 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2142 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2143 = v598 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2145 = v2143 < v1;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -2413,11 +2413,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2153 = bfloat(v2152);
     out[v2149] = v2153;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2154 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2154 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2155 = v599 + v2154;
-  const uint v2156 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2156 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2157 = v598 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
@@ -2430,11 +2430,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2167 = bfloat(v2166);
     out[v2163] = v2167;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2168 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2168 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2169 = v599 + v2168;
-  const uint v2170 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2170 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2171 = v598 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
@@ -2447,11 +2447,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2181 = bfloat(v2180);
     out[v2177] = v2181;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2182 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2182 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2183 = v599 + v2182;
-  const uint v2184 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2184 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2185 = v598 + v2184;
-  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2187 = v2185 < v1;
   const bool v2188 = v2186 && v2187;
   if (v2188) {
@@ -2464,11 +2464,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2195 = bfloat(v2194);
     out[v2191] = v2195;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2196 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2196 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2197 = v599 + v2196;
-  const uint v2198 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2198 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2199 = v598 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2201 = v2199 < v1;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
@@ -2481,11 +2481,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2209 = bfloat(v2208);
     out[v2205] = v2209;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2210 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2210 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2211 = v599 + v2210;
-  const uint v2212 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2212 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2213 = v598 + v2212;
-  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2215 = v2213 < v1;
   const bool v2216 = v2214 && v2215;
   if (v2216) {
@@ -2498,11 +2498,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2223 = bfloat(v2222);
     out[v2219] = v2223;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2224 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2224 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2225 = v599 + v2224;
-  const uint v2226 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2226 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2227 = v598 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2229 = v2227 < v1;
   const bool v2230 = v2228 && v2229;
   if (v2230) {
@@ -2515,11 +2515,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2237 = bfloat(v2236);
     out[v2233] = v2237;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2238 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2238 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2239 = v599 + v2238;
-  const uint v2240 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2240 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2241 = v598 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2251 = bfloat(v2250);
     out[v2247] = v2251;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2252 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2252 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2253 = v599 + v2252;
-  const uint v2254 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2254 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2255 = v598 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2549,11 +2549,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2265 = bfloat(v2264);
     out[v2261] = v2265;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2266 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2266 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2267 = v599 + v2266;
-  const uint v2268 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2268 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2269 = v598 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2279 = bfloat(v2278);
     out[v2275] = v2279;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2280 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2280 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2281 = v599 + v2280;
-  const uint v2282 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2282 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2283 = v598 + v2282;
-  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
@@ -2583,11 +2583,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2293 = bfloat(v2292);
     out[v2289] = v2293;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2294 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2294 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2295 = v599 + v2294;
-  const uint v2296 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2296 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2297 = v598 + v2296;
-  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2299 = v2297 < v1;
   const bool v2300 = v2298 && v2299;
   if (v2300) {
@@ -2600,11 +2600,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2307 = bfloat(v2306);
     out[v2303] = v2307;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2308 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2308 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2309 = v599 + v2308;
-  const uint v2310 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2310 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2311 = v598 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2313 = v2311 < v1;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
@@ -2617,11 +2617,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2321 = bfloat(v2320);
     out[v2317] = v2321;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2322 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2322 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2323 = v599 + v2322;
-  const uint v2324 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2324 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2325 = v598 + v2324;
-  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2327 = v2325 < v1;
   const bool v2328 = v2326 && v2327;
   if (v2328) {
@@ -2634,11 +2634,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2335 = bfloat(v2334);
     out[v2331] = v2335;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2336 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2336 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2337 = v599 + v2336;
-  const uint v2338 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2338 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2339 = v598 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2341 = v2339 < v1;
   const bool v2342 = v2340 && v2341;
   if (v2342) {
@@ -2651,11 +2651,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2349 = bfloat(v2348);
     out[v2345] = v2349;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2350 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2350 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2351 = v599 + v2350;
-  const uint v2352 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2352 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2353 = v598 + v2352;
-  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2355 = v2353 < v1;
   const bool v2356 = v2354 && v2355;
   if (v2356) {
@@ -2668,11 +2668,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2363 = bfloat(v2362);
     out[v2359] = v2363;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2364 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2364 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2365 = v599 + v2364;
-  const uint v2366 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2366 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2367 = v598 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2685,11 +2685,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2377 = bfloat(v2376);
     out[v2373] = v2377;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2378 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2378 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
   const uint v2379 = v599 + v2378;
-  const uint v2380 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+  const uint v2380 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
   const uint v2381 = v598 + v2380;
-  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:287
+  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:294
   const bool v2383 = v2381 < v1;
   const bool v2384 = v2382 && v2383;
   if (v2384) {

@@ -95,21 +95,21 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
   const uint v1 = experts;
   const uint v2 = n;
   const uint v3 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v26 = v25 << 7u;
   uint v27 = v1;  // kernels/moe/expert_tiles.hpp:29
   uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
@@ -168,52 +168,52 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:154
     const uint v79 = v1 * v2;
     const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:100
-    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
     const uint v86 = v85 << 6u;
-    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
     const uint v90 = v89 << 6u;
-    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:234
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:241
     iron_frag_fill(v92, float(0.0f));
-    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:235
+    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:242
     iron_frag_fill(v94, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:236
+    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:243
     iron_frag_fill(v96, bfloat(bfloat(0.0f)));
-    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v3709 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3712 = v3709 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3715 = v3709 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v3709 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3712 = v3709 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3715 = v3709 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v3716 = v3715 << 3u;
-      const uint v3717 = v75 + v3712;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3717 = v75 + v3712;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3718 = v3717 < v76;
-      const uint v3723 = v3717 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3729 = v3712 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3734 = v3709 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3736 = v3734 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3739 = v3734 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3723 = v3717 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3729 = v3712 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3734 = v3709 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3736 = v3734 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3739 = v3734 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v3740 = v3739 << 3u;
-      const uint v3741 = v75 + v3736;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3741 = v75 + v3736;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3742 = v3741 < v76;
-      const uint v3747 = v3741 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3753 = v3736 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3758 = v3709 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3760 = v3758 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3763 = v3758 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3747 = v3741 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3753 = v3736 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3758 = v3709 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3760 = v3758 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3763 = v3758 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v3764 = v3763 << 3u;
-      const uint v3765 = v75 + v3760;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3765 = v75 + v3760;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3766 = v3765 < v76;
-      const uint v3771 = v3765 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3777 = v3760 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3782 = v3709 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3784 = v3782 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3787 = v3782 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3771 = v3765 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3777 = v3760 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v3782 = v3709 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3784 = v3782 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3787 = v3782 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v3788 = v3787 << 3u;
-      const uint v3789 = v75 + v3784;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3789 = v75 + v3784;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3790 = v3789 < v76;
-      const uint v3795 = v3789 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3801 = v3784 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3795 = v3789 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3801 = v3784 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v3815 = v80 + v3712;  // kernels/gemm/quant_b.hpp:137
       const bool v3816 = v3815 < v79;
       const uint v3821 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
@@ -238,54 +238,54 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
       const uint v4328 = min(v4316, v3825);  // kernels/gemm/quant_b.hpp:138
       const uint v4333 = v4328 * v3831;  // kernels/gemm/quant_b.hpp:35
       const uint v4342 = v4328 * v3840;  // kernels/gemm/quant_b.hpp:38
-      const uint v4481 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-      const uint v4487 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v4481 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v4487 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (uint v3701 = 0u; v3701 < v3; v3701 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+      for (uint v3701 = 0u; v3701 < v3; v3701 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
         const uint v3703 = v3701 >> 5u;
         const uint v3705 = v3703 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3707 = v3705 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-        const uint v3719 = v3701 + v3716;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v3707 = v3705 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+        const uint v3719 = v3701 + v3716;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3720 = v3719 < v3;
         const bool v3721 = v3718 && v3720;
-        const uint v3725 = v3723 + v3701;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3725 = v3723 + v3701;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v3726 = v3725 + v3716;
         const uint v3727 = v3721 ? v3726 : 0u;
-        const uint v3730 = v3707 + v3729;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3730 = v3707 + v3729;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v3731 = v3730 + v3716;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v3731 + e] = v3721 ? x_sorted[v3727 + e] : bfloat(0);
         }
-        const uint v3743 = v3701 + v3740;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v3743 = v3701 + v3740;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3744 = v3743 < v3;
         const bool v3745 = v3742 && v3744;
-        const uint v3749 = v3747 + v3701;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3749 = v3747 + v3701;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v3750 = v3749 + v3740;
         const uint v3751 = v3745 ? v3750 : 0u;
-        const uint v3754 = v3707 + v3753;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3754 = v3707 + v3753;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v3755 = v3754 + v3740;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v3755 + e] = v3745 ? x_sorted[v3751 + e] : bfloat(0);
         }
-        const uint v3767 = v3701 + v3764;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v3767 = v3701 + v3764;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3768 = v3767 < v3;
         const bool v3769 = v3766 && v3768;
-        const uint v3773 = v3771 + v3701;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3773 = v3771 + v3701;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v3774 = v3773 + v3764;
         const uint v3775 = v3769 ? v3774 : 0u;
-        const uint v3778 = v3707 + v3777;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3778 = v3707 + v3777;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v3779 = v3778 + v3764;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v3779 + e] = v3769 ? x_sorted[v3775 + e] : bfloat(0);
         }
-        const uint v3791 = v3701 + v3788;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v3791 = v3701 + v3788;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3792 = v3791 < v3;
         const bool v3793 = v3790 && v3792;
-        const uint v3797 = v3795 + v3701;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3797 = v3795 + v3701;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v3798 = v3797 + v3788;
         const uint v3799 = v3793 ? v3798 : 0u;
-        const uint v3802 = v3707 + v3801;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3802 = v3707 + v3801;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v3803 = v3802 + v3788;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v3803 + e] = v3793 ? x_sorted[v3799 + e] : bfloat(0);
@@ -594,23 +594,23 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         const float v4466 = v4320 ? v4443 : 0.0f;
         const bfloat v4467 = bfloat(v4466);
         *(threadgroup iron_bf16x8*)(shm1 + v3803) = iron_bf16x8{{bfloat4(v4446, v4449, v4452, v4455), bfloat4(v4458, v4461, v4464, v4467)}};  // kernels/gemm/quant_b.hpp:146
-        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4482 = v3707 + v4481;  // kernels/gemm/gemm_tiles.hpp:240
+        const uint v4482 = v3707 + v4481;  // kernels/gemm/gemm_tiles.hpp:247
         iron_frag_load<false>(v94, shm0, long(v4482), long(40u));
-        const uint v4488 = v3707 + v4487;  // kernels/gemm/gemm_tiles.hpp:244
+        const uint v4488 = v3707 + v4487;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load<true>(v96, shm1, long(v4488), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        const uint v4495 = v4482 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        const uint v4495 = v4482 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
         iron_frag_load<false>(v94, shm0, long(v4495), long(40u));
-        const uint v4501 = v4488 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+        const uint v4501 = v4488 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load<true>(v96, shm1, long(v4501), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     } else {
-      const uint v913 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v913 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
       const uint v914 = iron_tid.x;
       const uint v944 = v914 >> 2u;  // kernels/gemm/quant_b.hpp:135
       const uint v947 = v914 & 3u;  // kernels/gemm/quant_b.hpp:136
@@ -659,30 +659,30 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
       const uint v1476 = v1462 * v974;  // kernels/gemm/quant_b.hpp:38
       const uint v1604 = v1445 * 40u;  // kernels/gemm/quant_b.hpp:146
       const uint v1606 = v1604 + v1449;
-      const uint v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-      const uint v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-      const uint v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-      const uint v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (uint v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
-        for (uint v916 = v914; v916 < 4096u; v916 += v913) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v918 = v916 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v920 = v916 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v921 = v75 + v918;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+        for (uint v916 = v914; v916 < 4096u; v916 += v913) {  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v918 = v916 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v920 = v916 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v921 = v75 + v918;  // kernels/gemm/gemm_tiles.hpp:98
           const bool v922 = v921 < v76;
           const uint v923 = v912 + v920;
           const bool v924 = v923 < v3;
           const bool v925 = v922 && v924;
           if (v925) {
-            const uint v927 = v921 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v927 = v921 * v3;  // kernels/gemm/gemm_tiles.hpp:99
             const uint v929 = v927 + v912;
             const uint v930 = v929 + v920;
             const bfloat v931 = x_sorted[v930];
-            const uint v933 = v918 * 40u;
+            const uint v933 = v918 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
             const uint v934 = v933 + v920;
             shm0[v934] = v931;
           } else {
-            const uint v936 = v918 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v936 = v918 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
             const uint v937 = v936 + v920;
             shm0[v937] = bfloat(0.0f);
           }
@@ -999,23 +999,23 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         const float v1600 = v1454 ? v1577 : 0.0f;
         const bfloat v1601 = bfloat(v1600);
         *(threadgroup iron_bf16x8*)(shm1 + v1606) = iron_bf16x8{{bfloat4(v1580, v1583, v1586, v1589), bfloat4(v1592, v1595, v1598, v1601)}};  // kernels/gemm/quant_b.hpp:146
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load<false>(v94, shm0, long(v1613), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-        iron_frag_load<true>(v96, shm1, long(v1619), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        iron_frag_load<false>(v94, shm0, long(v1627), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-        iron_frag_load<true>(v96, shm1, long(v1633), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load<false>(v94, shm0, long(v1613), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load<true>(v96, shm1, long(v1619), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        iron_frag_load<false>(v94, shm0, long(v1627), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load<true>(v96, shm1, long(v1633), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
       }
     }
-    const uint v1634 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:269
+    const uint v1634 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:276
     const uint v1635 = v75 + v86;
-    const uint v1636 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1636 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1637 = v1635 + v1636;
-    const uint v1638 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1638 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1639 = v1634 + v1638;
-    const bool v1640 = v1637 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1640 = v1637 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1641 = v1639 < v79;
     const bool v1642 = v1640 && v1641;
     if (v1642) {
@@ -1031,11 +1031,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1651] = v1648;
       }
     }
-    const uint v1652 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1652 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1653 = v1635 + v1652;
-    const uint v1654 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1654 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1655 = v1634 + v1654;
-    const bool v1656 = v1653 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1656 = v1653 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1657 = v1655 < v79;
     const bool v1658 = v1656 && v1657;
     if (v1658) {
@@ -1051,11 +1051,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1667] = v1664;
       }
     }
-    const uint v1668 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1668 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1669 = v1635 + v1668;
-    const uint v1670 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1670 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1671 = v1634 + v1670;
-    const bool v1672 = v1669 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1672 = v1669 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1673 = v1671 < v79;
     const bool v1674 = v1672 && v1673;
     if (v1674) {
@@ -1071,11 +1071,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1683] = v1680;
       }
     }
-    const uint v1684 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1684 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1685 = v1635 + v1684;
-    const uint v1686 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1686 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1687 = v1634 + v1686;
-    const bool v1688 = v1685 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1688 = v1685 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1689 = v1687 < v79;
     const bool v1690 = v1688 && v1689;
     if (v1690) {
@@ -1091,11 +1091,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1699] = v1696;
       }
     }
-    const uint v1700 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1700 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1701 = v1635 + v1700;
-    const uint v1702 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1702 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1703 = v1634 + v1702;
-    const bool v1704 = v1701 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1704 = v1701 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1705 = v1703 < v79;
     const bool v1706 = v1704 && v1705;
     if (v1706) {
@@ -1111,11 +1111,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1715] = v1712;
       }
     }
-    const uint v1716 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1716 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1717 = v1635 + v1716;
-    const uint v1718 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1718 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1719 = v1634 + v1718;
-    const bool v1720 = v1717 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1720 = v1717 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1721 = v1719 < v79;
     const bool v1722 = v1720 && v1721;
     if (v1722) {
@@ -1131,11 +1131,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1731] = v1728;
       }
     }
-    const uint v1732 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1732 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1733 = v1635 + v1732;
-    const uint v1734 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1734 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1735 = v1634 + v1734;
-    const bool v1736 = v1733 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1736 = v1733 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1737 = v1735 < v79;
     const bool v1738 = v1736 && v1737;
     if (v1738) {
@@ -1151,11 +1151,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1747] = v1744;
       }
     }
-    const uint v1748 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1748 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1749 = v1635 + v1748;
-    const uint v1750 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1750 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1751 = v1634 + v1750;
-    const bool v1752 = v1749 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1752 = v1749 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1753 = v1751 < v79;
     const bool v1754 = v1752 && v1753;
     if (v1754) {
@@ -1171,11 +1171,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1763] = v1760;
       }
     }
-    const uint v1764 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1764 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1765 = v1635 + v1764;
-    const uint v1766 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1766 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1767 = v1634 + v1766;
-    const bool v1768 = v1765 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1768 = v1765 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1769 = v1767 < v79;
     const bool v1770 = v1768 && v1769;
     if (v1770) {
@@ -1191,11 +1191,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1779] = v1776;
       }
     }
-    const uint v1780 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1780 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1781 = v1635 + v1780;
-    const uint v1782 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1782 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1783 = v1634 + v1782;
-    const bool v1784 = v1781 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1784 = v1781 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1785 = v1783 < v79;
     const bool v1786 = v1784 && v1785;
     if (v1786) {
@@ -1211,11 +1211,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1795] = v1792;
       }
     }
-    const uint v1796 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1796 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1797 = v1635 + v1796;
-    const uint v1798 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1798 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1799 = v1634 + v1798;
-    const bool v1800 = v1797 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1800 = v1797 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1801 = v1799 < v79;
     const bool v1802 = v1800 && v1801;
     if (v1802) {
@@ -1231,11 +1231,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1811] = v1808;
       }
     }
-    const uint v1812 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1812 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1813 = v1635 + v1812;
-    const uint v1814 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1814 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1815 = v1634 + v1814;
-    const bool v1816 = v1813 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1816 = v1813 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1817 = v1815 < v79;
     const bool v1818 = v1816 && v1817;
     if (v1818) {
@@ -1251,11 +1251,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1827] = v1824;
       }
     }
-    const uint v1828 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1828 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1829 = v1635 + v1828;
-    const uint v1830 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1830 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1831 = v1634 + v1830;
-    const bool v1832 = v1829 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1832 = v1829 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1833 = v1831 < v79;
     const bool v1834 = v1832 && v1833;
     if (v1834) {
@@ -1271,11 +1271,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1843] = v1840;
       }
     }
-    const uint v1844 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1844 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1845 = v1635 + v1844;
-    const uint v1846 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1846 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1847 = v1634 + v1846;
-    const bool v1848 = v1845 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1848 = v1845 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1849 = v1847 < v79;
     const bool v1850 = v1848 && v1849;
     if (v1850) {
@@ -1291,11 +1291,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1859] = v1856;
       }
     }
-    const uint v1860 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1860 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1861 = v1635 + v1860;
-    const uint v1862 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1862 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1863 = v1634 + v1862;
-    const bool v1864 = v1861 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1864 = v1861 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1865 = v1863 < v79;
     const bool v1866 = v1864 && v1865;
     if (v1866) {
@@ -1311,11 +1311,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1875] = v1872;
       }
     }
-    const uint v1876 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1876 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1877 = v1635 + v1876;
-    const uint v1878 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1878 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1879 = v1634 + v1878;
-    const bool v1880 = v1877 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1880 = v1877 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1881 = v1879 < v79;
     const bool v1882 = v1880 && v1881;
     if (v1882) {
@@ -1331,11 +1331,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1891] = v1888;
       }
     }
-    const uint v1892 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1892 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1893 = v1635 + v1892;
-    const uint v1894 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1894 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1895 = v1634 + v1894;
-    const bool v1896 = v1893 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1896 = v1893 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1897 = v1895 < v79;
     const bool v1898 = v1896 && v1897;
     if (v1898) {
@@ -1351,11 +1351,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1907] = v1904;
       }
     }
-    const uint v1908 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1908 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1909 = v1635 + v1908;
-    const uint v1910 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1910 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1911 = v1634 + v1910;
-    const bool v1912 = v1909 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1912 = v1909 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1913 = v1911 < v79;
     const bool v1914 = v1912 && v1913;
     if (v1914) {
@@ -1371,11 +1371,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1923] = v1920;
       }
     }
-    const uint v1924 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1924 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1925 = v1635 + v1924;
-    const uint v1926 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1926 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1927 = v1634 + v1926;
-    const bool v1928 = v1925 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1928 = v1925 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1929 = v1927 < v79;
     const bool v1930 = v1928 && v1929;
     if (v1930) {
@@ -1391,11 +1391,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1939] = v1936;
       }
     }
-    const uint v1940 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1940 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1941 = v1635 + v1940;
-    const uint v1942 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1942 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1943 = v1634 + v1942;
-    const bool v1944 = v1941 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1944 = v1941 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1945 = v1943 < v79;
     const bool v1946 = v1944 && v1945;
     if (v1946) {
@@ -1411,11 +1411,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1955] = v1952;
       }
     }
-    const uint v1956 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1956 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1957 = v1635 + v1956;
-    const uint v1958 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1958 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1959 = v1634 + v1958;
-    const bool v1960 = v1957 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1960 = v1957 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1961 = v1959 < v79;
     const bool v1962 = v1960 && v1961;
     if (v1962) {
@@ -1431,11 +1431,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1971] = v1968;
       }
     }
-    const uint v1972 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1972 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1973 = v1635 + v1972;
-    const uint v1974 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1974 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1975 = v1634 + v1974;
-    const bool v1976 = v1973 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1976 = v1973 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1977 = v1975 < v79;
     const bool v1978 = v1976 && v1977;
     if (v1978) {
@@ -1451,11 +1451,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1987] = v1984;
       }
     }
-    const uint v1988 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1988 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v1989 = v1635 + v1988;
-    const uint v1990 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v1990 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v1991 = v1634 + v1990;
-    const bool v1992 = v1989 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v1992 = v1989 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v1993 = v1991 < v79;
     const bool v1994 = v1992 && v1993;
     if (v1994) {
@@ -1471,11 +1471,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2003] = v2000;
       }
     }
-    const uint v2004 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2004 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2005 = v1635 + v2004;
-    const uint v2006 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2006 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2007 = v1634 + v2006;
-    const bool v2008 = v2005 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2008 = v2005 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2009 = v2007 < v79;
     const bool v2010 = v2008 && v2009;
     if (v2010) {
@@ -1491,11 +1491,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2019] = v2016;
       }
     }
-    const uint v2020 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2020 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2021 = v1635 + v2020;
-    const uint v2022 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2022 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2023 = v1634 + v2022;
-    const bool v2024 = v2021 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2024 = v2021 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2025 = v2023 < v79;
     const bool v2026 = v2024 && v2025;
     if (v2026) {
@@ -1511,11 +1511,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2035] = v2032;
       }
     }
-    const uint v2036 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2036 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2037 = v1635 + v2036;
-    const uint v2038 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2038 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2039 = v1634 + v2038;
-    const bool v2040 = v2037 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2040 = v2037 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2041 = v2039 < v79;
     const bool v2042 = v2040 && v2041;
     if (v2042) {
@@ -1531,11 +1531,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2051] = v2048;
       }
     }
-    const uint v2052 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2052 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2053 = v1635 + v2052;
-    const uint v2054 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2054 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2055 = v1634 + v2054;
-    const bool v2056 = v2053 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2056 = v2053 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2057 = v2055 < v79;
     const bool v2058 = v2056 && v2057;
     if (v2058) {
@@ -1551,11 +1551,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2067] = v2064;
       }
     }
-    const uint v2068 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2068 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2069 = v1635 + v2068;
-    const uint v2070 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2070 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2071 = v1634 + v2070;
-    const bool v2072 = v2069 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2072 = v2069 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2073 = v2071 < v79;
     const bool v2074 = v2072 && v2073;
     if (v2074) {
@@ -1571,11 +1571,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2083] = v2080;
       }
     }
-    const uint v2084 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2084 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2085 = v1635 + v2084;
-    const uint v2086 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2086 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2087 = v1634 + v2086;
-    const bool v2088 = v2085 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2088 = v2085 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2089 = v2087 < v79;
     const bool v2090 = v2088 && v2089;
     if (v2090) {
@@ -1591,11 +1591,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2099] = v2096;
       }
     }
-    const uint v2100 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2100 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2101 = v1635 + v2100;
-    const uint v2102 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2102 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2103 = v1634 + v2102;
-    const bool v2104 = v2101 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2104 = v2101 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2105 = v2103 < v79;
     const bool v2106 = v2104 && v2105;
     if (v2106) {
@@ -1611,11 +1611,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2115] = v2112;
       }
     }
-    const uint v2116 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2116 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2117 = v1635 + v2116;
-    const uint v2118 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2118 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2119 = v1634 + v2118;
-    const bool v2120 = v2117 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2120 = v2117 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2121 = v2119 < v79;
     const bool v2122 = v2120 && v2121;
     if (v2122) {
@@ -1631,11 +1631,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2131] = v2128;
       }
     }
-    const uint v2132 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2132 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2133 = v1635 + v2132;
-    const uint v2134 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2134 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2135 = v1634 + v2134;
-    const bool v2136 = v2133 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2136 = v2133 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2137 = v2135 < v79;
     const bool v2138 = v2136 && v2137;
     if (v2138) {
@@ -1651,11 +1651,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2147] = v2144;
       }
     }
-    const uint v2148 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2148 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2149 = v1635 + v2148;
-    const uint v2150 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2150 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2151 = v1634 + v2150;
-    const bool v2152 = v2149 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2152 = v2149 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2153 = v2151 < v79;
     const bool v2154 = v2152 && v2153;
     if (v2154) {
@@ -1671,11 +1671,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2163] = v2160;
       }
     }
-    const uint v2164 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2164 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2165 = v1635 + v2164;
-    const uint v2166 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2166 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2167 = v1634 + v2166;
-    const bool v2168 = v2165 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2168 = v2165 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2169 = v2167 < v79;
     const bool v2170 = v2168 && v2169;
     if (v2170) {
@@ -1691,11 +1691,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2179] = v2176;
       }
     }
-    const uint v2180 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2180 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2181 = v1635 + v2180;
-    const uint v2182 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2182 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2183 = v1634 + v2182;
-    const bool v2184 = v2181 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2184 = v2181 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2185 = v2183 < v79;
     const bool v2186 = v2184 && v2185;
     if (v2186) {
@@ -1711,11 +1711,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2195] = v2192;
       }
     }
-    const uint v2196 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2196 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2197 = v1635 + v2196;
-    const uint v2198 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2198 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2199 = v1634 + v2198;
-    const bool v2200 = v2197 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2200 = v2197 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2201 = v2199 < v79;
     const bool v2202 = v2200 && v2201;
     if (v2202) {
@@ -1731,11 +1731,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2211] = v2208;
       }
     }
-    const uint v2212 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2212 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2213 = v1635 + v2212;
-    const uint v2214 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2214 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2215 = v1634 + v2214;
-    const bool v2216 = v2213 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2216 = v2213 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2217 = v2215 < v79;
     const bool v2218 = v2216 && v2217;
     if (v2218) {
@@ -1751,11 +1751,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2227] = v2224;
       }
     }
-    const uint v2228 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2228 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2229 = v1635 + v2228;
-    const uint v2230 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2230 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2231 = v1634 + v2230;
-    const bool v2232 = v2229 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2232 = v2229 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2233 = v2231 < v79;
     const bool v2234 = v2232 && v2233;
     if (v2234) {
@@ -1771,11 +1771,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2243] = v2240;
       }
     }
-    const uint v2244 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2244 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2245 = v1635 + v2244;
-    const uint v2246 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2246 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2247 = v1634 + v2246;
-    const bool v2248 = v2245 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2248 = v2245 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2249 = v2247 < v79;
     const bool v2250 = v2248 && v2249;
     if (v2250) {
@@ -1791,11 +1791,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2259] = v2256;
       }
     }
-    const uint v2260 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2260 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2261 = v1635 + v2260;
-    const uint v2262 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2262 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2263 = v1634 + v2262;
-    const bool v2264 = v2261 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2264 = v2261 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2265 = v2263 < v79;
     const bool v2266 = v2264 && v2265;
     if (v2266) {
@@ -1811,11 +1811,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2275] = v2272;
       }
     }
-    const uint v2276 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2276 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2277 = v1635 + v2276;
-    const uint v2278 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2278 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2279 = v1634 + v2278;
-    const bool v2280 = v2277 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2280 = v2277 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2281 = v2279 < v79;
     const bool v2282 = v2280 && v2281;
     if (v2282) {
@@ -1831,11 +1831,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2291] = v2288;
       }
     }
-    const uint v2292 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2292 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2293 = v1635 + v2292;
-    const uint v2294 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2294 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2295 = v1634 + v2294;
-    const bool v2296 = v2293 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2296 = v2293 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2297 = v2295 < v79;
     const bool v2298 = v2296 && v2297;
     if (v2298) {
@@ -1851,11 +1851,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2307] = v2304;
       }
     }
-    const uint v2308 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2308 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2309 = v1635 + v2308;
-    const uint v2310 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2310 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2311 = v1634 + v2310;
-    const bool v2312 = v2309 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2312 = v2309 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2313 = v2311 < v79;
     const bool v2314 = v2312 && v2313;
     if (v2314) {
@@ -1871,11 +1871,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2323] = v2320;
       }
     }
-    const uint v2324 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2324 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2325 = v1635 + v2324;
-    const uint v2326 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2326 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2327 = v1634 + v2326;
-    const bool v2328 = v2325 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2328 = v2325 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2329 = v2327 < v79;
     const bool v2330 = v2328 && v2329;
     if (v2330) {
@@ -1891,11 +1891,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2339] = v2336;
       }
     }
-    const uint v2340 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2340 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2341 = v1635 + v2340;
-    const uint v2342 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2342 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2343 = v1634 + v2342;
-    const bool v2344 = v2341 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2344 = v2341 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2345 = v2343 < v79;
     const bool v2346 = v2344 && v2345;
     if (v2346) {
@@ -1911,11 +1911,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2355] = v2352;
       }
     }
-    const uint v2356 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2356 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2357 = v1635 + v2356;
-    const uint v2358 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2358 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2359 = v1634 + v2358;
-    const bool v2360 = v2357 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2360 = v2357 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2361 = v2359 < v79;
     const bool v2362 = v2360 && v2361;
     if (v2362) {
@@ -1931,11 +1931,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2371] = v2368;
       }
     }
-    const uint v2372 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2372 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2373 = v1635 + v2372;
-    const uint v2374 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2374 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2375 = v1634 + v2374;
-    const bool v2376 = v2373 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2376 = v2373 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2377 = v2375 < v79;
     const bool v2378 = v2376 && v2377;
     if (v2378) {
@@ -1951,11 +1951,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2387] = v2384;
       }
     }
-    const uint v2388 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2388 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2389 = v1635 + v2388;
-    const uint v2390 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2390 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2391 = v1634 + v2390;
-    const bool v2392 = v2389 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2392 = v2389 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2393 = v2391 < v79;
     const bool v2394 = v2392 && v2393;
     if (v2394) {
@@ -1971,11 +1971,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2403] = v2400;
       }
     }
-    const uint v2404 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2404 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2405 = v1635 + v2404;
-    const uint v2406 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2406 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2407 = v1634 + v2406;
-    const bool v2408 = v2405 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2408 = v2405 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2409 = v2407 < v79;
     const bool v2410 = v2408 && v2409;
     if (v2410) {
@@ -1991,11 +1991,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2419] = v2416;
       }
     }
-    const uint v2420 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2420 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2421 = v1635 + v2420;
-    const uint v2422 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2422 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2423 = v1634 + v2422;
-    const bool v2424 = v2421 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2424 = v2421 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2425 = v2423 < v79;
     const bool v2426 = v2424 && v2425;
     if (v2426) {
@@ -2011,11 +2011,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2435] = v2432;
       }
     }
-    const uint v2436 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2436 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2437 = v1635 + v2436;
-    const uint v2438 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2438 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2439 = v1634 + v2438;
-    const bool v2440 = v2437 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2440 = v2437 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2441 = v2439 < v79;
     const bool v2442 = v2440 && v2441;
     if (v2442) {
@@ -2031,11 +2031,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2451] = v2448;
       }
     }
-    const uint v2452 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2452 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2453 = v1635 + v2452;
-    const uint v2454 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2454 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2455 = v1634 + v2454;
-    const bool v2456 = v2453 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2456 = v2453 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2457 = v2455 < v79;
     const bool v2458 = v2456 && v2457;
     if (v2458) {
@@ -2051,11 +2051,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2467] = v2464;
       }
     }
-    const uint v2468 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2468 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2469 = v1635 + v2468;
-    const uint v2470 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2470 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2471 = v1634 + v2470;
-    const bool v2472 = v2469 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2472 = v2469 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2473 = v2471 < v79;
     const bool v2474 = v2472 && v2473;
     if (v2474) {
@@ -2071,11 +2071,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2483] = v2480;
       }
     }
-    const uint v2484 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2484 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2485 = v1635 + v2484;
-    const uint v2486 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2486 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2487 = v1634 + v2486;
-    const bool v2488 = v2485 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2488 = v2485 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2489 = v2487 < v79;
     const bool v2490 = v2488 && v2489;
     if (v2490) {
@@ -2091,11 +2091,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2499] = v2496;
       }
     }
-    const uint v2500 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2500 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2501 = v1635 + v2500;
-    const uint v2502 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2502 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2503 = v1634 + v2502;
-    const bool v2504 = v2501 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2504 = v2501 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2505 = v2503 < v79;
     const bool v2506 = v2504 && v2505;
     if (v2506) {
@@ -2111,11 +2111,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2515] = v2512;
       }
     }
-    const uint v2516 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2516 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2517 = v1635 + v2516;
-    const uint v2518 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2518 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2519 = v1634 + v2518;
-    const bool v2520 = v2517 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2520 = v2517 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2521 = v2519 < v79;
     const bool v2522 = v2520 && v2521;
     if (v2522) {
@@ -2131,11 +2131,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2531] = v2528;
       }
     }
-    const uint v2532 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2532 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2533 = v1635 + v2532;
-    const uint v2534 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2534 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2535 = v1634 + v2534;
-    const bool v2536 = v2533 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2536 = v2533 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2537 = v2535 < v79;
     const bool v2538 = v2536 && v2537;
     if (v2538) {
@@ -2151,11 +2151,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2547] = v2544;
       }
     }
-    const uint v2548 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2548 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2549 = v1635 + v2548;
-    const uint v2550 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2550 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2551 = v1634 + v2550;
-    const bool v2552 = v2549 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2552 = v2549 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2553 = v2551 < v79;
     const bool v2554 = v2552 && v2553;
     if (v2554) {
@@ -2171,11 +2171,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2563] = v2560;
       }
     }
-    const uint v2564 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2564 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2565 = v1635 + v2564;
-    const uint v2566 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2566 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2567 = v1634 + v2566;
-    const bool v2568 = v2565 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2568 = v2565 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2569 = v2567 < v79;
     const bool v2570 = v2568 && v2569;
     if (v2570) {
@@ -2191,11 +2191,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2579] = v2576;
       }
     }
-    const uint v2580 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2580 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2581 = v1635 + v2580;
-    const uint v2582 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2582 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2583 = v1634 + v2582;
-    const bool v2584 = v2581 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2584 = v2581 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2585 = v2583 < v79;
     const bool v2586 = v2584 && v2585;
     if (v2586) {
@@ -2211,11 +2211,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2595] = v2592;
       }
     }
-    const uint v2596 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2596 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2597 = v1635 + v2596;
-    const uint v2598 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2598 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2599 = v1634 + v2598;
-    const bool v2600 = v2597 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2600 = v2597 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2601 = v2599 < v79;
     const bool v2602 = v2600 && v2601;
     if (v2602) {
@@ -2231,11 +2231,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2611] = v2608;
       }
     }
-    const uint v2612 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2612 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2613 = v1635 + v2612;
-    const uint v2614 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2614 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2615 = v1634 + v2614;
-    const bool v2616 = v2613 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2616 = v2613 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2617 = v2615 < v79;
     const bool v2618 = v2616 && v2617;
     if (v2618) {
@@ -2251,11 +2251,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2627] = v2624;
       }
     }
-    const uint v2628 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2628 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2629 = v1635 + v2628;
-    const uint v2630 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2630 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2631 = v1634 + v2630;
-    const bool v2632 = v2629 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2632 = v2629 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2633 = v2631 < v79;
     const bool v2634 = v2632 && v2633;
     if (v2634) {
@@ -2271,11 +2271,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2643] = v2640;
       }
     }
-    const uint v2644 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2644 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2645 = v1635 + v2644;
-    const uint v2646 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2646 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2647 = v1634 + v2646;
-    const bool v2648 = v2645 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2648 = v2645 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2649 = v2647 < v79;
     const bool v2650 = v2648 && v2649;
     if (v2650) {
@@ -2291,11 +2291,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2659] = v2656;
       }
     }
-    const uint v2660 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2660 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2661 = v1635 + v2660;
-    const uint v2662 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2662 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2663 = v1634 + v2662;
-    const bool v2664 = v2661 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2664 = v2661 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2665 = v2663 < v79;
     const bool v2666 = v2664 && v2665;
     if (v2666) {
@@ -2311,11 +2311,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2675] = v2672;
       }
     }
-    const uint v2676 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2676 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2677 = v1635 + v2676;
-    const uint v2678 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2678 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2679 = v1634 + v2678;
-    const bool v2680 = v2677 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2680 = v2677 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2681 = v2679 < v79;
     const bool v2682 = v2680 && v2681;
     if (v2682) {
@@ -2331,11 +2331,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2691] = v2688;
       }
     }
-    const uint v2692 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2692 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2693 = v1635 + v2692;
-    const uint v2694 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2694 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2695 = v1634 + v2694;
-    const bool v2696 = v2693 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2696 = v2693 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2697 = v2695 < v79;
     const bool v2698 = v2696 && v2697;
     if (v2698) {
@@ -2351,11 +2351,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2707] = v2704;
       }
     }
-    const uint v2708 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2708 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2709 = v1635 + v2708;
-    const uint v2710 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2710 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2711 = v1634 + v2710;
-    const bool v2712 = v2709 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2712 = v2709 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2713 = v2711 < v79;
     const bool v2714 = v2712 && v2713;
     if (v2714) {
@@ -2371,11 +2371,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2723] = v2720;
       }
     }
-    const uint v2724 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2724 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2725 = v1635 + v2724;
-    const uint v2726 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2726 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2727 = v1634 + v2726;
-    const bool v2728 = v2725 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2728 = v2725 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2729 = v2727 < v79;
     const bool v2730 = v2728 && v2729;
     if (v2730) {
@@ -2391,11 +2391,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2739] = v2736;
       }
     }
-    const uint v2740 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2740 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2741 = v1635 + v2740;
-    const uint v2742 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2742 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2743 = v1634 + v2742;
-    const bool v2744 = v2741 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2744 = v2741 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2745 = v2743 < v79;
     const bool v2746 = v2744 && v2745;
     if (v2746) {
@@ -2411,11 +2411,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2755] = v2752;
       }
     }
-    const uint v2756 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2756 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2757 = v1635 + v2756;
-    const uint v2758 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2758 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2759 = v1634 + v2758;
-    const bool v2760 = v2757 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2760 = v2757 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2761 = v2759 < v79;
     const bool v2762 = v2760 && v2761;
     if (v2762) {
@@ -2431,11 +2431,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2771] = v2768;
       }
     }
-    const uint v2772 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2772 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2773 = v1635 + v2772;
-    const uint v2774 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2774 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2775 = v1634 + v2774;
-    const bool v2776 = v2773 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2776 = v2773 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2777 = v2775 < v79;
     const bool v2778 = v2776 && v2777;
     if (v2778) {
@@ -2451,11 +2451,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2787] = v2784;
       }
     }
-    const uint v2788 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2788 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2789 = v1635 + v2788;
-    const uint v2790 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2790 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2791 = v1634 + v2790;
-    const bool v2792 = v2789 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2792 = v2789 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2793 = v2791 < v79;
     const bool v2794 = v2792 && v2793;
     if (v2794) {
@@ -2471,11 +2471,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2803] = v2800;
       }
     }
-    const uint v2804 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2804 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2805 = v1635 + v2804;
-    const uint v2806 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2806 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2807 = v1634 + v2806;
-    const bool v2808 = v2805 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2808 = v2805 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2809 = v2807 < v79;
     const bool v2810 = v2808 && v2809;
     if (v2810) {
@@ -2491,11 +2491,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2819] = v2816;
       }
     }
-    const uint v2820 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2820 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2821 = v1635 + v2820;
-    const uint v2822 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2822 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2823 = v1634 + v2822;
-    const bool v2824 = v2821 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2824 = v2821 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2825 = v2823 < v79;
     const bool v2826 = v2824 && v2825;
     if (v2826) {
@@ -2511,11 +2511,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2835] = v2832;
       }
     }
-    const uint v2836 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2836 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2837 = v1635 + v2836;
-    const uint v2838 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2838 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2839 = v1634 + v2838;
-    const bool v2840 = v2837 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2840 = v2837 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2841 = v2839 < v79;
     const bool v2842 = v2840 && v2841;
     if (v2842) {
@@ -2531,11 +2531,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2851] = v2848;
       }
     }
-    const uint v2852 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2852 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2853 = v1635 + v2852;
-    const uint v2854 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2854 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2855 = v1634 + v2854;
-    const bool v2856 = v2853 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2856 = v2853 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2857 = v2855 < v79;
     const bool v2858 = v2856 && v2857;
     if (v2858) {
@@ -2551,11 +2551,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2867] = v2864;
       }
     }
-    const uint v2868 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2868 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2869 = v1635 + v2868;
-    const uint v2870 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2870 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2871 = v1634 + v2870;
-    const bool v2872 = v2869 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2872 = v2869 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2873 = v2871 < v79;
     const bool v2874 = v2872 && v2873;
     if (v2874) {
@@ -2571,11 +2571,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2883] = v2880;
       }
     }
-    const uint v2884 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2884 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2885 = v1635 + v2884;
-    const uint v2886 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2886 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2887 = v1634 + v2886;
-    const bool v2888 = v2885 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2888 = v2885 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2889 = v2887 < v79;
     const bool v2890 = v2888 && v2889;
     if (v2890) {
@@ -2591,11 +2591,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2899] = v2896;
       }
     }
-    const uint v2900 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2900 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2901 = v1635 + v2900;
-    const uint v2902 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2902 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2903 = v1634 + v2902;
-    const bool v2904 = v2901 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2904 = v2901 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2905 = v2903 < v79;
     const bool v2906 = v2904 && v2905;
     if (v2906) {
@@ -2611,11 +2611,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2915] = v2912;
       }
     }
-    const uint v2916 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2916 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2917 = v1635 + v2916;
-    const uint v2918 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2918 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2919 = v1634 + v2918;
-    const bool v2920 = v2917 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2920 = v2917 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2921 = v2919 < v79;
     const bool v2922 = v2920 && v2921;
     if (v2922) {
@@ -2631,11 +2631,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2931] = v2928;
       }
     }
-    const uint v2932 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2932 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2933 = v1635 + v2932;
-    const uint v2934 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2934 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2935 = v1634 + v2934;
-    const bool v2936 = v2933 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2936 = v2933 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2937 = v2935 < v79;
     const bool v2938 = v2936 && v2937;
     if (v2938) {
@@ -2651,11 +2651,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2947] = v2944;
       }
     }
-    const uint v2948 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2948 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2949 = v1635 + v2948;
-    const uint v2950 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2950 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2951 = v1634 + v2950;
-    const bool v2952 = v2949 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2952 = v2949 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2953 = v2951 < v79;
     const bool v2954 = v2952 && v2953;
     if (v2954) {
@@ -2671,11 +2671,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2963] = v2960;
       }
     }
-    const uint v2964 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2964 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2965 = v1635 + v2964;
-    const uint v2966 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2966 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2967 = v1634 + v2966;
-    const bool v2968 = v2965 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2968 = v2965 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2969 = v2967 < v79;
     const bool v2970 = v2968 && v2969;
     if (v2970) {
@@ -2691,11 +2691,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2979] = v2976;
       }
     }
-    const uint v2980 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2980 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2981 = v1635 + v2980;
-    const uint v2982 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2982 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2983 = v1634 + v2982;
-    const bool v2984 = v2981 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2984 = v2981 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2985 = v2983 < v79;
     const bool v2986 = v2984 && v2985;
     if (v2986) {
@@ -2711,11 +2711,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2995] = v2992;
       }
     }
-    const uint v2996 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2996 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2997 = v1635 + v2996;
-    const uint v2998 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2998 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2999 = v1634 + v2998;
-    const bool v3000 = v2997 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3000 = v2997 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3001 = v2999 < v79;
     const bool v3002 = v3000 && v3001;
     if (v3002) {
@@ -2731,11 +2731,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3011] = v3008;
       }
     }
-    const uint v3012 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3012 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3013 = v1635 + v3012;
-    const uint v3014 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3014 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3015 = v1634 + v3014;
-    const bool v3016 = v3013 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3016 = v3013 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3017 = v3015 < v79;
     const bool v3018 = v3016 && v3017;
     if (v3018) {
@@ -2751,11 +2751,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3027] = v3024;
       }
     }
-    const uint v3028 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3028 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3029 = v1635 + v3028;
-    const uint v3030 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3030 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3031 = v1634 + v3030;
-    const bool v3032 = v3029 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3032 = v3029 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3033 = v3031 < v79;
     const bool v3034 = v3032 && v3033;
     if (v3034) {
@@ -2771,11 +2771,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3043] = v3040;
       }
     }
-    const uint v3044 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3044 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3045 = v1635 + v3044;
-    const uint v3046 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3046 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3047 = v1634 + v3046;
-    const bool v3048 = v3045 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3048 = v3045 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3049 = v3047 < v79;
     const bool v3050 = v3048 && v3049;
     if (v3050) {
@@ -2791,11 +2791,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3059] = v3056;
       }
     }
-    const uint v3060 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3060 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3061 = v1635 + v3060;
-    const uint v3062 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3062 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3063 = v1634 + v3062;
-    const bool v3064 = v3061 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3064 = v3061 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3065 = v3063 < v79;
     const bool v3066 = v3064 && v3065;
     if (v3066) {
@@ -2811,11 +2811,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3075] = v3072;
       }
     }
-    const uint v3076 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3076 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3077 = v1635 + v3076;
-    const uint v3078 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3078 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3079 = v1634 + v3078;
-    const bool v3080 = v3077 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3080 = v3077 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3081 = v3079 < v79;
     const bool v3082 = v3080 && v3081;
     if (v3082) {
@@ -2831,11 +2831,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3091] = v3088;
       }
     }
-    const uint v3092 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3092 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3093 = v1635 + v3092;
-    const uint v3094 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3094 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3095 = v1634 + v3094;
-    const bool v3096 = v3093 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3096 = v3093 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3097 = v3095 < v79;
     const bool v3098 = v3096 && v3097;
     if (v3098) {
@@ -2851,11 +2851,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3107] = v3104;
       }
     }
-    const uint v3108 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3108 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3109 = v1635 + v3108;
-    const uint v3110 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3110 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3111 = v1634 + v3110;
-    const bool v3112 = v3109 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3112 = v3109 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3113 = v3111 < v79;
     const bool v3114 = v3112 && v3113;
     if (v3114) {
@@ -2871,11 +2871,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3123] = v3120;
       }
     }
-    const uint v3124 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3124 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3125 = v1635 + v3124;
-    const uint v3126 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3126 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3127 = v1634 + v3126;
-    const bool v3128 = v3125 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3128 = v3125 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3129 = v3127 < v79;
     const bool v3130 = v3128 && v3129;
     if (v3130) {
@@ -2891,11 +2891,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3139] = v3136;
       }
     }
-    const uint v3140 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3140 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3141 = v1635 + v3140;
-    const uint v3142 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3142 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3143 = v1634 + v3142;
-    const bool v3144 = v3141 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3144 = v3141 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3145 = v3143 < v79;
     const bool v3146 = v3144 && v3145;
     if (v3146) {
@@ -2911,11 +2911,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3155] = v3152;
       }
     }
-    const uint v3156 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3156 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3157 = v1635 + v3156;
-    const uint v3158 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3158 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3159 = v1634 + v3158;
-    const bool v3160 = v3157 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3160 = v3157 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3161 = v3159 < v79;
     const bool v3162 = v3160 && v3161;
     if (v3162) {
@@ -2931,11 +2931,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3171] = v3168;
       }
     }
-    const uint v3172 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3172 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3173 = v1635 + v3172;
-    const uint v3174 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3174 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3175 = v1634 + v3174;
-    const bool v3176 = v3173 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3176 = v3173 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3177 = v3175 < v79;
     const bool v3178 = v3176 && v3177;
     if (v3178) {
@@ -2951,11 +2951,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3187] = v3184;
       }
     }
-    const uint v3188 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3188 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3189 = v1635 + v3188;
-    const uint v3190 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3190 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3191 = v1634 + v3190;
-    const bool v3192 = v3189 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3192 = v3189 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3193 = v3191 < v79;
     const bool v3194 = v3192 && v3193;
     if (v3194) {
@@ -2971,11 +2971,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3203] = v3200;
       }
     }
-    const uint v3204 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3204 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3205 = v1635 + v3204;
-    const uint v3206 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3206 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3207 = v1634 + v3206;
-    const bool v3208 = v3205 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3208 = v3205 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3209 = v3207 < v79;
     const bool v3210 = v3208 && v3209;
     if (v3210) {
@@ -2991,11 +2991,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3219] = v3216;
       }
     }
-    const uint v3220 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3220 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3221 = v1635 + v3220;
-    const uint v3222 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3222 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3223 = v1634 + v3222;
-    const bool v3224 = v3221 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3224 = v3221 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3225 = v3223 < v79;
     const bool v3226 = v3224 && v3225;
     if (v3226) {
@@ -3011,11 +3011,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3235] = v3232;
       }
     }
-    const uint v3236 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3236 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3237 = v1635 + v3236;
-    const uint v3238 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3238 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3239 = v1634 + v3238;
-    const bool v3240 = v3237 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3240 = v3237 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3241 = v3239 < v79;
     const bool v3242 = v3240 && v3241;
     if (v3242) {
@@ -3031,11 +3031,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3251] = v3248;
       }
     }
-    const uint v3252 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3252 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3253 = v1635 + v3252;
-    const uint v3254 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3254 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3255 = v1634 + v3254;
-    const bool v3256 = v3253 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3256 = v3253 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3257 = v3255 < v79;
     const bool v3258 = v3256 && v3257;
     if (v3258) {
@@ -3051,11 +3051,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3267] = v3264;
       }
     }
-    const uint v3268 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3268 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3269 = v1635 + v3268;
-    const uint v3270 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3270 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3271 = v1634 + v3270;
-    const bool v3272 = v3269 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3272 = v3269 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3273 = v3271 < v79;
     const bool v3274 = v3272 && v3273;
     if (v3274) {
@@ -3071,11 +3071,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3283] = v3280;
       }
     }
-    const uint v3284 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3284 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3285 = v1635 + v3284;
-    const uint v3286 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3286 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3287 = v1634 + v3286;
-    const bool v3288 = v3285 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3288 = v3285 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3289 = v3287 < v79;
     const bool v3290 = v3288 && v3289;
     if (v3290) {
@@ -3091,11 +3091,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3299] = v3296;
       }
     }
-    const uint v3300 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3300 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3301 = v1635 + v3300;
-    const uint v3302 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3302 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3303 = v1634 + v3302;
-    const bool v3304 = v3301 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3304 = v3301 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3305 = v3303 < v79;
     const bool v3306 = v3304 && v3305;
     if (v3306) {
@@ -3111,11 +3111,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3315] = v3312;
       }
     }
-    const uint v3316 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3316 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3317 = v1635 + v3316;
-    const uint v3318 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3318 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3319 = v1634 + v3318;
-    const bool v3320 = v3317 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3320 = v3317 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3321 = v3319 < v79;
     const bool v3322 = v3320 && v3321;
     if (v3322) {
@@ -3131,11 +3131,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3331] = v3328;
       }
     }
-    const uint v3332 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3332 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3333 = v1635 + v3332;
-    const uint v3334 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3334 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3335 = v1634 + v3334;
-    const bool v3336 = v3333 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3336 = v3333 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3337 = v3335 < v79;
     const bool v3338 = v3336 && v3337;
     if (v3338) {
@@ -3151,11 +3151,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3347] = v3344;
       }
     }
-    const uint v3348 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3348 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3349 = v1635 + v3348;
-    const uint v3350 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3350 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3351 = v1634 + v3350;
-    const bool v3352 = v3349 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3352 = v3349 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3353 = v3351 < v79;
     const bool v3354 = v3352 && v3353;
     if (v3354) {
@@ -3171,11 +3171,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3363] = v3360;
       }
     }
-    const uint v3364 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3364 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3365 = v1635 + v3364;
-    const uint v3366 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3366 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3367 = v1634 + v3366;
-    const bool v3368 = v3365 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3368 = v3365 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3369 = v3367 < v79;
     const bool v3370 = v3368 && v3369;
     if (v3370) {
@@ -3191,11 +3191,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3379] = v3376;
       }
     }
-    const uint v3380 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3380 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3381 = v1635 + v3380;
-    const uint v3382 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3382 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3383 = v1634 + v3382;
-    const bool v3384 = v3381 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3384 = v3381 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3385 = v3383 < v79;
     const bool v3386 = v3384 && v3385;
     if (v3386) {
@@ -3211,11 +3211,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3395] = v3392;
       }
     }
-    const uint v3396 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3396 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3397 = v1635 + v3396;
-    const uint v3398 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3398 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3399 = v1634 + v3398;
-    const bool v3400 = v3397 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3400 = v3397 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3401 = v3399 < v79;
     const bool v3402 = v3400 && v3401;
     if (v3402) {
@@ -3231,11 +3231,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3411] = v3408;
       }
     }
-    const uint v3412 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3412 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3413 = v1635 + v3412;
-    const uint v3414 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3414 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3415 = v1634 + v3414;
-    const bool v3416 = v3413 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3416 = v3413 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3417 = v3415 < v79;
     const bool v3418 = v3416 && v3417;
     if (v3418) {
@@ -3251,11 +3251,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3427] = v3424;
       }
     }
-    const uint v3428 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3428 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3429 = v1635 + v3428;
-    const uint v3430 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3430 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3431 = v1634 + v3430;
-    const bool v3432 = v3429 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3432 = v3429 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3433 = v3431 < v79;
     const bool v3434 = v3432 && v3433;
     if (v3434) {
@@ -3271,11 +3271,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3443] = v3440;
       }
     }
-    const uint v3444 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3444 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3445 = v1635 + v3444;
-    const uint v3446 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3446 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3447 = v1634 + v3446;
-    const bool v3448 = v3445 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3448 = v3445 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3449 = v3447 < v79;
     const bool v3450 = v3448 && v3449;
     if (v3450) {
@@ -3291,11 +3291,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3459] = v3456;
       }
     }
-    const uint v3460 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3460 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3461 = v1635 + v3460;
-    const uint v3462 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3462 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3463 = v1634 + v3462;
-    const bool v3464 = v3461 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3464 = v3461 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3465 = v3463 < v79;
     const bool v3466 = v3464 && v3465;
     if (v3466) {
@@ -3311,11 +3311,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3475] = v3472;
       }
     }
-    const uint v3476 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3476 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3477 = v1635 + v3476;
-    const uint v3478 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3478 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3479 = v1634 + v3478;
-    const bool v3480 = v3477 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3480 = v3477 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3481 = v3479 < v79;
     const bool v3482 = v3480 && v3481;
     if (v3482) {
@@ -3331,11 +3331,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3491] = v3488;
       }
     }
-    const uint v3492 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3492 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3493 = v1635 + v3492;
-    const uint v3494 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3494 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3495 = v1634 + v3494;
-    const bool v3496 = v3493 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3496 = v3493 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3497 = v3495 < v79;
     const bool v3498 = v3496 && v3497;
     if (v3498) {
@@ -3351,11 +3351,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3507] = v3504;
       }
     }
-    const uint v3508 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3508 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3509 = v1635 + v3508;
-    const uint v3510 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3510 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3511 = v1634 + v3510;
-    const bool v3512 = v3509 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3512 = v3509 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3513 = v3511 < v79;
     const bool v3514 = v3512 && v3513;
     if (v3514) {
@@ -3371,11 +3371,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3523] = v3520;
       }
     }
-    const uint v3524 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3524 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3525 = v1635 + v3524;
-    const uint v3526 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3526 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3527 = v1634 + v3526;
-    const bool v3528 = v3525 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3528 = v3525 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3529 = v3527 < v79;
     const bool v3530 = v3528 && v3529;
     if (v3530) {
@@ -3391,11 +3391,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3539] = v3536;
       }
     }
-    const uint v3540 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3540 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3541 = v1635 + v3540;
-    const uint v3542 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3542 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3543 = v1634 + v3542;
-    const bool v3544 = v3541 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3544 = v3541 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3545 = v3543 < v79;
     const bool v3546 = v3544 && v3545;
     if (v3546) {
@@ -3411,11 +3411,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3555] = v3552;
       }
     }
-    const uint v3556 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3556 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3557 = v1635 + v3556;
-    const uint v3558 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3558 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3559 = v1634 + v3558;
-    const bool v3560 = v3557 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3560 = v3557 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3561 = v3559 < v79;
     const bool v3562 = v3560 && v3561;
     if (v3562) {
@@ -3431,11 +3431,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3571] = v3568;
       }
     }
-    const uint v3572 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3572 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3573 = v1635 + v3572;
-    const uint v3574 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3574 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3575 = v1634 + v3574;
-    const bool v3576 = v3573 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3576 = v3573 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3577 = v3575 < v79;
     const bool v3578 = v3576 && v3577;
     if (v3578) {
@@ -3451,11 +3451,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3587] = v3584;
       }
     }
-    const uint v3588 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3588 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3589 = v1635 + v3588;
-    const uint v3590 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3590 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3591 = v1634 + v3590;
-    const bool v3592 = v3589 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3592 = v3589 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3593 = v3591 < v79;
     const bool v3594 = v3592 && v3593;
     if (v3594) {
@@ -3471,11 +3471,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3603] = v3600;
       }
     }
-    const uint v3604 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3604 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3605 = v1635 + v3604;
-    const uint v3606 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3606 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3607 = v1634 + v3606;
-    const bool v3608 = v3605 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3608 = v3605 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3609 = v3607 < v79;
     const bool v3610 = v3608 && v3609;
     if (v3610) {
@@ -3491,11 +3491,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3619] = v3616;
       }
     }
-    const uint v3620 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3620 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3621 = v1635 + v3620;
-    const uint v3622 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3622 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3623 = v1634 + v3622;
-    const bool v3624 = v3621 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3624 = v3621 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3625 = v3623 < v79;
     const bool v3626 = v3624 && v3625;
     if (v3626) {
@@ -3511,11 +3511,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3635] = v3632;
       }
     }
-    const uint v3636 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3636 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3637 = v1635 + v3636;
-    const uint v3638 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3638 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3639 = v1634 + v3638;
-    const bool v3640 = v3637 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3640 = v3637 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3641 = v3639 < v79;
     const bool v3642 = v3640 && v3641;
     if (v3642) {
@@ -3531,11 +3531,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3651] = v3648;
       }
     }
-    const uint v3652 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3652 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3653 = v1635 + v3652;
-    const uint v3654 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3654 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3655 = v1634 + v3654;
-    const bool v3656 = v3653 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3656 = v3653 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3657 = v3655 < v79;
     const bool v3658 = v3656 && v3657;
     if (v3658) {
@@ -3551,11 +3551,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3667] = v3664;
       }
     }
-    const uint v3668 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3668 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3669 = v1635 + v3668;
-    const uint v3670 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3670 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3671 = v1634 + v3670;
-    const bool v3672 = v3669 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3672 = v3669 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3673 = v3671 < v79;
     const bool v3674 = v3672 && v3673;
     if (v3674) {

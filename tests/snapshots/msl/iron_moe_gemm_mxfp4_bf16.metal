@@ -93,21 +93,21 @@ kernel void iron_moe_gemm_mxfp4_bf16(
   const uint v1 = experts;
   const uint v2 = n;
   const uint v3 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:131
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v26 = v25 << 7u;
   uint v27 = v1;  // kernels/moe/expert_tiles.hpp:29
   uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
@@ -166,52 +166,52 @@ kernel void iron_moe_gemm_mxfp4_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:173
     const uint v79 = v1 * v2;
     const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:100
-    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
-    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
     const uint v86 = v85 << 6u;
-    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
     const uint v90 = v89 << 6u;
-    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:234
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:241
     iron_frag_fill(v92, float(0.0f));
-    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:235
+    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:242
     iron_frag_fill(v94, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:236
+    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:243
     iron_frag_fill(v96, bfloat(bfloat(0.0f)));
-    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
+    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:249
-      const uint v4277 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4280 = v4277 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4283 = v4277 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v4277 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4280 = v4277 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4283 = v4277 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v4284 = v4283 << 3u;
-      const uint v4285 = v75 + v4280;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4285 = v75 + v4280;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4286 = v4285 < v76;
-      const uint v4291 = v4285 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4297 = v4280 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4302 = v4277 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4304 = v4302 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4307 = v4302 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4291 = v4285 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4297 = v4280 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v4302 = v4277 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4304 = v4302 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4307 = v4302 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v4308 = v4307 << 3u;
-      const uint v4309 = v75 + v4304;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4309 = v75 + v4304;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4310 = v4309 < v76;
-      const uint v4315 = v4309 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4321 = v4304 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4326 = v4277 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4328 = v4326 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4331 = v4326 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4315 = v4309 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4321 = v4304 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v4326 = v4277 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4328 = v4326 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4331 = v4326 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v4332 = v4331 << 3u;
-      const uint v4333 = v75 + v4328;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4333 = v75 + v4328;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4334 = v4333 < v76;
-      const uint v4339 = v4333 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4345 = v4328 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4350 = v4277 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4352 = v4350 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4355 = v4350 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4339 = v4333 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4345 = v4328 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v4350 = v4277 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4352 = v4350 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4355 = v4350 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
       const uint v4356 = v4355 << 3u;
-      const uint v4357 = v75 + v4352;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4357 = v75 + v4352;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v4358 = v4357 < v76;
-      const uint v4363 = v4357 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4369 = v4352 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4363 = v4357 * v3;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4369 = v4352 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
       const uint v4383 = v80 + v4280;  // kernels/gemm/quant_b.hpp:137
       const bool v4384 = v4383 < v79;
       const uint v4389 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
@@ -236,54 +236,54 @@ kernel void iron_moe_gemm_mxfp4_bf16(
       const uint v5109 = min(v5097, v4393);  // kernels/gemm/quant_b.hpp:138
       const uint v5114 = v5109 * v4399;  // kernels/gemm/quant_b.hpp:71
       const uint v5121 = v5109 * v4406;  // kernels/gemm/quant_b.hpp:72
-      const uint v5333 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-      const uint v5339 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v5333 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v5339 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (uint v4269 = 0u; v4269 < v3; v4269 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
+      for (uint v4269 = 0u; v4269 < v3; v4269 += 32u) {  // kernels/gemm/gemm_tiles.hpp:263
         const uint v4271 = v4269 >> 5u;
         const uint v4273 = v4271 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4275 = v4273 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
-        const uint v4287 = v4269 + v4284;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v4275 = v4273 * 5120u;  // kernels/gemm/gemm_tiles.hpp:260
+        const uint v4287 = v4269 + v4284;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4288 = v4287 < v3;
         const bool v4289 = v4286 && v4288;
-        const uint v4293 = v4291 + v4269;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4293 = v4291 + v4269;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v4294 = v4293 + v4284;
         const uint v4295 = v4289 ? v4294 : 0u;
-        const uint v4298 = v4275 + v4297;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4298 = v4275 + v4297;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v4299 = v4298 + v4284;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v4299 + e] = v4289 ? x_sorted[v4295 + e] : bfloat(0);
         }
-        const uint v4311 = v4269 + v4308;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v4311 = v4269 + v4308;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4312 = v4311 < v3;
         const bool v4313 = v4310 && v4312;
-        const uint v4317 = v4315 + v4269;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4317 = v4315 + v4269;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v4318 = v4317 + v4308;
         const uint v4319 = v4313 ? v4318 : 0u;
-        const uint v4322 = v4275 + v4321;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4322 = v4275 + v4321;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v4323 = v4322 + v4308;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v4323 + e] = v4313 ? x_sorted[v4319 + e] : bfloat(0);
         }
-        const uint v4335 = v4269 + v4332;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v4335 = v4269 + v4332;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4336 = v4335 < v3;
         const bool v4337 = v4334 && v4336;
-        const uint v4341 = v4339 + v4269;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4341 = v4339 + v4269;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v4342 = v4341 + v4332;
         const uint v4343 = v4337 ? v4342 : 0u;
-        const uint v4346 = v4275 + v4345;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4346 = v4275 + v4345;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v4347 = v4346 + v4332;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v4347 + e] = v4337 ? x_sorted[v4343 + e] : bfloat(0);
         }
-        const uint v4359 = v4269 + v4356;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v4359 = v4269 + v4356;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4360 = v4359 < v3;
         const bool v4361 = v4358 && v4360;
-        const uint v4365 = v4363 + v4269;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4365 = v4363 + v4269;  // kernels/gemm/gemm_tiles.hpp:82
         const uint v4366 = v4365 + v4356;
         const uint v4367 = v4361 ? v4366 : 0u;
-        const uint v4370 = v4275 + v4369;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4370 = v4275 + v4369;  // kernels/gemm/gemm_tiles.hpp:83
         const uint v4371 = v4370 + v4356;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v4371 + e] = v4361 ? x_sorted[v4367 + e] : bfloat(0);
@@ -800,23 +800,23 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         const float v5318 = v5101 ? v5295 : 0.0f;
         const bfloat v5319 = bfloat(v5318);
         *(threadgroup iron_bf16x8*)(shm1 + v4371) = iron_bf16x8{{bfloat4(v5298, v5301, v5304, v5307), bfloat4(v5310, v5313, v5316, v5319)}};  // kernels/gemm/quant_b.hpp:146
-        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
+        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v5334 = v4275 + v5333;  // kernels/gemm/gemm_tiles.hpp:240
+        const uint v5334 = v4275 + v5333;  // kernels/gemm/gemm_tiles.hpp:247
         iron_frag_load<false>(v94, shm0, long(v5334), long(40u));
-        const uint v5340 = v4275 + v5339;  // kernels/gemm/gemm_tiles.hpp:244
+        const uint v5340 = v4275 + v5339;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load<true>(v96, shm1, long(v5340), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        const uint v5347 = v5334 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        const uint v5347 = v5334 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
         iron_frag_load<false>(v94, shm0, long(v5347), long(40u));
-        const uint v5353 = v5340 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+        const uint v5353 = v5340 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load<true>(v96, shm1, long(v5353), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     } else {
-      const uint v1197 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v1197 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
       const uint v1198 = iron_tid.x;
       const uint v1228 = v1198 >> 2u;  // kernels/gemm/quant_b.hpp:135
       const uint v1231 = v1198 & 3u;  // kernels/gemm/quant_b.hpp:136
@@ -865,30 +865,30 @@ kernel void iron_moe_gemm_mxfp4_bf16(
       const uint v1971 = v1959 * v1256;  // kernels/gemm/quant_b.hpp:72
       const uint v2172 = v1942 * 40u;  // kernels/gemm/quant_b.hpp:146
       const uint v2174 = v2172 + v1946;
-      const uint v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
-      const uint v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
-      const uint v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
-      const uint v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+      const uint v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
 
-      for (uint v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
-        for (uint v1200 = v1198; v1200 < 4096u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v1202 = v1200 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v1204 = v1200 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v1205 = v75 + v1202;  // kernels/gemm/gemm_tiles.hpp:96
+      for (uint v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:268
+        for (uint v1200 = v1198; v1200 < 4096u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v1202 = v1200 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v1204 = v1200 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1205 = v75 + v1202;  // kernels/gemm/gemm_tiles.hpp:98
           const bool v1206 = v1205 < v76;
           const uint v1207 = v1196 + v1204;
           const bool v1208 = v1207 < v3;
           const bool v1209 = v1206 && v1208;
           if (v1209) {
-            const uint v1211 = v1205 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v1211 = v1205 * v3;  // kernels/gemm/gemm_tiles.hpp:99
             const uint v1213 = v1211 + v1196;
             const uint v1214 = v1213 + v1204;
             const bfloat v1215 = x_sorted[v1214];
-            const uint v1217 = v1202 * 40u;
+            const uint v1217 = v1202 * 40u;  // kernels/gemm/gemm_tiles.hpp:101
             const uint v1218 = v1217 + v1204;
             shm0[v1218] = v1215;
           } else {
-            const uint v1220 = v1202 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v1220 = v1202 * 40u;  // kernels/gemm/gemm_tiles.hpp:106
             const uint v1221 = v1220 + v1204;
             shm0[v1221] = bfloat(0.0f);
           }
@@ -1413,23 +1413,23 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         const float v2168 = v1951 ? v2145 : 0.0f;
         const bfloat v2169 = bfloat(v2168);
         *(threadgroup iron_bf16x8*)(shm1 + v2174) = iron_bf16x8{{bfloat4(v2148, v2151, v2154, v2157), bfloat4(v2160, v2163, v2166, v2169)}};  // kernels/gemm/quant_b.hpp:146
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load<false>(v94, shm0, long(v2181), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-        iron_frag_load<true>(v96, shm1, long(v2187), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        iron_frag_load<false>(v94, shm0, long(v2195), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
-        iron_frag_load<true>(v96, shm1, long(v2201), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:246
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load<false>(v94, shm0, long(v2181), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load<true>(v96, shm1, long(v2187), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        iron_frag_load<false>(v94, shm0, long(v2195), long(40u));  // kernels/gemm/gemm_tiles.hpp:247
+        iron_frag_load<true>(v96, shm1, long(v2201), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:253
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
       }
     }
-    const uint v2202 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:269
+    const uint v2202 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:276
     const uint v2203 = v75 + v86;
-    const uint v2204 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2204 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2205 = v2203 + v2204;
-    const uint v2206 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2206 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2207 = v2202 + v2206;
-    const bool v2208 = v2205 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2208 = v2205 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2209 = v2207 < v79;
     const bool v2210 = v2208 && v2209;
     if (v2210) {
@@ -1445,11 +1445,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2219] = v2216;
       }
     }
-    const uint v2220 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2220 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2221 = v2203 + v2220;
-    const uint v2222 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2222 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2223 = v2202 + v2222;
-    const bool v2224 = v2221 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2224 = v2221 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2225 = v2223 < v79;
     const bool v2226 = v2224 && v2225;
     if (v2226) {
@@ -1465,11 +1465,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2235] = v2232;
       }
     }
-    const uint v2236 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2236 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2237 = v2203 + v2236;
-    const uint v2238 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2238 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2239 = v2202 + v2238;
-    const bool v2240 = v2237 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2240 = v2237 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2241 = v2239 < v79;
     const bool v2242 = v2240 && v2241;
     if (v2242) {
@@ -1485,11 +1485,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2251] = v2248;
       }
     }
-    const uint v2252 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2252 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2253 = v2203 + v2252;
-    const uint v2254 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2254 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2255 = v2202 + v2254;
-    const bool v2256 = v2253 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2256 = v2253 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2257 = v2255 < v79;
     const bool v2258 = v2256 && v2257;
     if (v2258) {
@@ -1505,11 +1505,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2267] = v2264;
       }
     }
-    const uint v2268 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2268 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2269 = v2203 + v2268;
-    const uint v2270 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2270 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2271 = v2202 + v2270;
-    const bool v2272 = v2269 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2272 = v2269 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2273 = v2271 < v79;
     const bool v2274 = v2272 && v2273;
     if (v2274) {
@@ -1525,11 +1525,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2283] = v2280;
       }
     }
-    const uint v2284 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2284 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2285 = v2203 + v2284;
-    const uint v2286 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2286 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2287 = v2202 + v2286;
-    const bool v2288 = v2285 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2288 = v2285 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2289 = v2287 < v79;
     const bool v2290 = v2288 && v2289;
     if (v2290) {
@@ -1545,11 +1545,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2299] = v2296;
       }
     }
-    const uint v2300 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2300 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2301 = v2203 + v2300;
-    const uint v2302 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2302 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2303 = v2202 + v2302;
-    const bool v2304 = v2301 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2304 = v2301 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2305 = v2303 < v79;
     const bool v2306 = v2304 && v2305;
     if (v2306) {
@@ -1565,11 +1565,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2315] = v2312;
       }
     }
-    const uint v2316 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2316 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2317 = v2203 + v2316;
-    const uint v2318 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2318 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2319 = v2202 + v2318;
-    const bool v2320 = v2317 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2320 = v2317 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2321 = v2319 < v79;
     const bool v2322 = v2320 && v2321;
     if (v2322) {
@@ -1585,11 +1585,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2331] = v2328;
       }
     }
-    const uint v2332 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2332 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2333 = v2203 + v2332;
-    const uint v2334 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2334 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2335 = v2202 + v2334;
-    const bool v2336 = v2333 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2336 = v2333 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2337 = v2335 < v79;
     const bool v2338 = v2336 && v2337;
     if (v2338) {
@@ -1605,11 +1605,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2347] = v2344;
       }
     }
-    const uint v2348 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2348 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2349 = v2203 + v2348;
-    const uint v2350 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2350 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2351 = v2202 + v2350;
-    const bool v2352 = v2349 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2352 = v2349 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2353 = v2351 < v79;
     const bool v2354 = v2352 && v2353;
     if (v2354) {
@@ -1625,11 +1625,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2363] = v2360;
       }
     }
-    const uint v2364 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2364 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2365 = v2203 + v2364;
-    const uint v2366 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2366 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2367 = v2202 + v2366;
-    const bool v2368 = v2365 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2368 = v2365 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2369 = v2367 < v79;
     const bool v2370 = v2368 && v2369;
     if (v2370) {
@@ -1645,11 +1645,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2379] = v2376;
       }
     }
-    const uint v2380 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2380 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2381 = v2203 + v2380;
-    const uint v2382 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2382 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2383 = v2202 + v2382;
-    const bool v2384 = v2381 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2384 = v2381 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2385 = v2383 < v79;
     const bool v2386 = v2384 && v2385;
     if (v2386) {
@@ -1665,11 +1665,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2395] = v2392;
       }
     }
-    const uint v2396 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2396 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2397 = v2203 + v2396;
-    const uint v2398 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2398 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2399 = v2202 + v2398;
-    const bool v2400 = v2397 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2400 = v2397 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2401 = v2399 < v79;
     const bool v2402 = v2400 && v2401;
     if (v2402) {
@@ -1685,11 +1685,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2411] = v2408;
       }
     }
-    const uint v2412 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2412 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2413 = v2203 + v2412;
-    const uint v2414 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2414 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2415 = v2202 + v2414;
-    const bool v2416 = v2413 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2416 = v2413 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2417 = v2415 < v79;
     const bool v2418 = v2416 && v2417;
     if (v2418) {
@@ -1705,11 +1705,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2427] = v2424;
       }
     }
-    const uint v2428 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2428 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2429 = v2203 + v2428;
-    const uint v2430 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2430 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2431 = v2202 + v2430;
-    const bool v2432 = v2429 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2432 = v2429 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2433 = v2431 < v79;
     const bool v2434 = v2432 && v2433;
     if (v2434) {
@@ -1725,11 +1725,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2443] = v2440;
       }
     }
-    const uint v2444 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2444 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2445 = v2203 + v2444;
-    const uint v2446 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2446 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2447 = v2202 + v2446;
-    const bool v2448 = v2445 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2448 = v2445 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2449 = v2447 < v79;
     const bool v2450 = v2448 && v2449;
     if (v2450) {
@@ -1745,11 +1745,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2459] = v2456;
       }
     }
-    const uint v2460 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2460 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2461 = v2203 + v2460;
-    const uint v2462 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2462 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2463 = v2202 + v2462;
-    const bool v2464 = v2461 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2464 = v2461 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2465 = v2463 < v79;
     const bool v2466 = v2464 && v2465;
     if (v2466) {
@@ -1765,11 +1765,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2475] = v2472;
       }
     }
-    const uint v2476 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2476 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2477 = v2203 + v2476;
-    const uint v2478 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2478 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2479 = v2202 + v2478;
-    const bool v2480 = v2477 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2480 = v2477 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2481 = v2479 < v79;
     const bool v2482 = v2480 && v2481;
     if (v2482) {
@@ -1785,11 +1785,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2491] = v2488;
       }
     }
-    const uint v2492 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2492 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2493 = v2203 + v2492;
-    const uint v2494 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2494 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2495 = v2202 + v2494;
-    const bool v2496 = v2493 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2496 = v2493 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2497 = v2495 < v79;
     const bool v2498 = v2496 && v2497;
     if (v2498) {
@@ -1805,11 +1805,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2507] = v2504;
       }
     }
-    const uint v2508 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2508 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2509 = v2203 + v2508;
-    const uint v2510 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2510 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2511 = v2202 + v2510;
-    const bool v2512 = v2509 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2512 = v2509 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2513 = v2511 < v79;
     const bool v2514 = v2512 && v2513;
     if (v2514) {
@@ -1825,11 +1825,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2523] = v2520;
       }
     }
-    const uint v2524 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2524 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2525 = v2203 + v2524;
-    const uint v2526 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2526 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2527 = v2202 + v2526;
-    const bool v2528 = v2525 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2528 = v2525 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2529 = v2527 < v79;
     const bool v2530 = v2528 && v2529;
     if (v2530) {
@@ -1845,11 +1845,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2539] = v2536;
       }
     }
-    const uint v2540 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2540 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2541 = v2203 + v2540;
-    const uint v2542 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2542 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2543 = v2202 + v2542;
-    const bool v2544 = v2541 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2544 = v2541 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2545 = v2543 < v79;
     const bool v2546 = v2544 && v2545;
     if (v2546) {
@@ -1865,11 +1865,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2555] = v2552;
       }
     }
-    const uint v2556 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2556 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2557 = v2203 + v2556;
-    const uint v2558 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2558 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2559 = v2202 + v2558;
-    const bool v2560 = v2557 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2560 = v2557 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2561 = v2559 < v79;
     const bool v2562 = v2560 && v2561;
     if (v2562) {
@@ -1885,11 +1885,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2571] = v2568;
       }
     }
-    const uint v2572 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2572 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2573 = v2203 + v2572;
-    const uint v2574 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2574 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2575 = v2202 + v2574;
-    const bool v2576 = v2573 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2576 = v2573 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2577 = v2575 < v79;
     const bool v2578 = v2576 && v2577;
     if (v2578) {
@@ -1905,11 +1905,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2587] = v2584;
       }
     }
-    const uint v2588 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2588 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2589 = v2203 + v2588;
-    const uint v2590 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2590 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2591 = v2202 + v2590;
-    const bool v2592 = v2589 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2592 = v2589 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2593 = v2591 < v79;
     const bool v2594 = v2592 && v2593;
     if (v2594) {
@@ -1925,11 +1925,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2603] = v2600;
       }
     }
-    const uint v2604 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2604 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2605 = v2203 + v2604;
-    const uint v2606 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2606 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2607 = v2202 + v2606;
-    const bool v2608 = v2605 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2608 = v2605 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2609 = v2607 < v79;
     const bool v2610 = v2608 && v2609;
     if (v2610) {
@@ -1945,11 +1945,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2619] = v2616;
       }
     }
-    const uint v2620 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2620 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2621 = v2203 + v2620;
-    const uint v2622 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2622 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2623 = v2202 + v2622;
-    const bool v2624 = v2621 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2624 = v2621 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2625 = v2623 < v79;
     const bool v2626 = v2624 && v2625;
     if (v2626) {
@@ -1965,11 +1965,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2635] = v2632;
       }
     }
-    const uint v2636 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2636 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2637 = v2203 + v2636;
-    const uint v2638 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2638 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2639 = v2202 + v2638;
-    const bool v2640 = v2637 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2640 = v2637 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2641 = v2639 < v79;
     const bool v2642 = v2640 && v2641;
     if (v2642) {
@@ -1985,11 +1985,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2651] = v2648;
       }
     }
-    const uint v2652 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2652 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2653 = v2203 + v2652;
-    const uint v2654 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2654 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2655 = v2202 + v2654;
-    const bool v2656 = v2653 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2656 = v2653 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2657 = v2655 < v79;
     const bool v2658 = v2656 && v2657;
     if (v2658) {
@@ -2005,11 +2005,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2667] = v2664;
       }
     }
-    const uint v2668 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2668 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2669 = v2203 + v2668;
-    const uint v2670 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2670 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2671 = v2202 + v2670;
-    const bool v2672 = v2669 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2672 = v2669 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2673 = v2671 < v79;
     const bool v2674 = v2672 && v2673;
     if (v2674) {
@@ -2025,11 +2025,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2683] = v2680;
       }
     }
-    const uint v2684 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2684 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2685 = v2203 + v2684;
-    const uint v2686 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2686 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2687 = v2202 + v2686;
-    const bool v2688 = v2685 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2688 = v2685 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2689 = v2687 < v79;
     const bool v2690 = v2688 && v2689;
     if (v2690) {
@@ -2045,11 +2045,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2699] = v2696;
       }
     }
-    const uint v2700 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2700 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2701 = v2203 + v2700;
-    const uint v2702 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2702 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2703 = v2202 + v2702;
-    const bool v2704 = v2701 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2704 = v2701 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2705 = v2703 < v79;
     const bool v2706 = v2704 && v2705;
     if (v2706) {
@@ -2065,11 +2065,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2715] = v2712;
       }
     }
-    const uint v2716 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2716 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2717 = v2203 + v2716;
-    const uint v2718 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2718 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2719 = v2202 + v2718;
-    const bool v2720 = v2717 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2720 = v2717 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2721 = v2719 < v79;
     const bool v2722 = v2720 && v2721;
     if (v2722) {
@@ -2085,11 +2085,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2731] = v2728;
       }
     }
-    const uint v2732 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2732 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2733 = v2203 + v2732;
-    const uint v2734 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2734 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2735 = v2202 + v2734;
-    const bool v2736 = v2733 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2736 = v2733 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2737 = v2735 < v79;
     const bool v2738 = v2736 && v2737;
     if (v2738) {
@@ -2105,11 +2105,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2747] = v2744;
       }
     }
-    const uint v2748 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2748 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2749 = v2203 + v2748;
-    const uint v2750 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2750 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2751 = v2202 + v2750;
-    const bool v2752 = v2749 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2752 = v2749 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2753 = v2751 < v79;
     const bool v2754 = v2752 && v2753;
     if (v2754) {
@@ -2125,11 +2125,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2763] = v2760;
       }
     }
-    const uint v2764 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2764 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2765 = v2203 + v2764;
-    const uint v2766 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2766 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2767 = v2202 + v2766;
-    const bool v2768 = v2765 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2768 = v2765 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2769 = v2767 < v79;
     const bool v2770 = v2768 && v2769;
     if (v2770) {
@@ -2145,11 +2145,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2779] = v2776;
       }
     }
-    const uint v2780 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2780 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2781 = v2203 + v2780;
-    const uint v2782 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2782 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2783 = v2202 + v2782;
-    const bool v2784 = v2781 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2784 = v2781 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2785 = v2783 < v79;
     const bool v2786 = v2784 && v2785;
     if (v2786) {
@@ -2165,11 +2165,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2795] = v2792;
       }
     }
-    const uint v2796 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2796 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2797 = v2203 + v2796;
-    const uint v2798 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2798 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2799 = v2202 + v2798;
-    const bool v2800 = v2797 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2800 = v2797 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2801 = v2799 < v79;
     const bool v2802 = v2800 && v2801;
     if (v2802) {
@@ -2185,11 +2185,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2811] = v2808;
       }
     }
-    const uint v2812 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2812 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2813 = v2203 + v2812;
-    const uint v2814 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2814 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2815 = v2202 + v2814;
-    const bool v2816 = v2813 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2816 = v2813 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2817 = v2815 < v79;
     const bool v2818 = v2816 && v2817;
     if (v2818) {
@@ -2205,11 +2205,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2827] = v2824;
       }
     }
-    const uint v2828 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2828 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2829 = v2203 + v2828;
-    const uint v2830 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2830 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2831 = v2202 + v2830;
-    const bool v2832 = v2829 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2832 = v2829 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2833 = v2831 < v79;
     const bool v2834 = v2832 && v2833;
     if (v2834) {
@@ -2225,11 +2225,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2843] = v2840;
       }
     }
-    const uint v2844 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2844 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2845 = v2203 + v2844;
-    const uint v2846 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2846 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2847 = v2202 + v2846;
-    const bool v2848 = v2845 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2848 = v2845 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2849 = v2847 < v79;
     const bool v2850 = v2848 && v2849;
     if (v2850) {
@@ -2245,11 +2245,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2859] = v2856;
       }
     }
-    const uint v2860 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2860 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2861 = v2203 + v2860;
-    const uint v2862 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2862 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2863 = v2202 + v2862;
-    const bool v2864 = v2861 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2864 = v2861 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2865 = v2863 < v79;
     const bool v2866 = v2864 && v2865;
     if (v2866) {
@@ -2265,11 +2265,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2875] = v2872;
       }
     }
-    const uint v2876 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2876 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2877 = v2203 + v2876;
-    const uint v2878 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2878 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2879 = v2202 + v2878;
-    const bool v2880 = v2877 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2880 = v2877 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2881 = v2879 < v79;
     const bool v2882 = v2880 && v2881;
     if (v2882) {
@@ -2285,11 +2285,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2891] = v2888;
       }
     }
-    const uint v2892 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2892 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2893 = v2203 + v2892;
-    const uint v2894 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2894 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2895 = v2202 + v2894;
-    const bool v2896 = v2893 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2896 = v2893 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2897 = v2895 < v79;
     const bool v2898 = v2896 && v2897;
     if (v2898) {
@@ -2305,11 +2305,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2907] = v2904;
       }
     }
-    const uint v2908 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2908 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2909 = v2203 + v2908;
-    const uint v2910 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2910 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2911 = v2202 + v2910;
-    const bool v2912 = v2909 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2912 = v2909 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2913 = v2911 < v79;
     const bool v2914 = v2912 && v2913;
     if (v2914) {
@@ -2325,11 +2325,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2923] = v2920;
       }
     }
-    const uint v2924 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2924 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2925 = v2203 + v2924;
-    const uint v2926 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2926 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2927 = v2202 + v2926;
-    const bool v2928 = v2925 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2928 = v2925 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2929 = v2927 < v79;
     const bool v2930 = v2928 && v2929;
     if (v2930) {
@@ -2345,11 +2345,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2939] = v2936;
       }
     }
-    const uint v2940 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2940 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2941 = v2203 + v2940;
-    const uint v2942 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2942 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2943 = v2202 + v2942;
-    const bool v2944 = v2941 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2944 = v2941 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2945 = v2943 < v79;
     const bool v2946 = v2944 && v2945;
     if (v2946) {
@@ -2365,11 +2365,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2955] = v2952;
       }
     }
-    const uint v2956 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2956 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2957 = v2203 + v2956;
-    const uint v2958 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2958 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2959 = v2202 + v2958;
-    const bool v2960 = v2957 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2960 = v2957 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2961 = v2959 < v79;
     const bool v2962 = v2960 && v2961;
     if (v2962) {
@@ -2385,11 +2385,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2971] = v2968;
       }
     }
-    const uint v2972 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2972 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2973 = v2203 + v2972;
-    const uint v2974 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2974 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2975 = v2202 + v2974;
-    const bool v2976 = v2973 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2976 = v2973 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2977 = v2975 < v79;
     const bool v2978 = v2976 && v2977;
     if (v2978) {
@@ -2405,11 +2405,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2987] = v2984;
       }
     }
-    const uint v2988 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2988 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v2989 = v2203 + v2988;
-    const uint v2990 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v2990 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v2991 = v2202 + v2990;
-    const bool v2992 = v2989 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v2992 = v2989 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v2993 = v2991 < v79;
     const bool v2994 = v2992 && v2993;
     if (v2994) {
@@ -2425,11 +2425,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3003] = v3000;
       }
     }
-    const uint v3004 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3004 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3005 = v2203 + v3004;
-    const uint v3006 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3006 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3007 = v2202 + v3006;
-    const bool v3008 = v3005 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3008 = v3005 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3009 = v3007 < v79;
     const bool v3010 = v3008 && v3009;
     if (v3010) {
@@ -2445,11 +2445,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3019] = v3016;
       }
     }
-    const uint v3020 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3020 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3021 = v2203 + v3020;
-    const uint v3022 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3022 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3023 = v2202 + v3022;
-    const bool v3024 = v3021 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3024 = v3021 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3025 = v3023 < v79;
     const bool v3026 = v3024 && v3025;
     if (v3026) {
@@ -2465,11 +2465,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3035] = v3032;
       }
     }
-    const uint v3036 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3036 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3037 = v2203 + v3036;
-    const uint v3038 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3038 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3039 = v2202 + v3038;
-    const bool v3040 = v3037 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3040 = v3037 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3041 = v3039 < v79;
     const bool v3042 = v3040 && v3041;
     if (v3042) {
@@ -2485,11 +2485,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3051] = v3048;
       }
     }
-    const uint v3052 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3052 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3053 = v2203 + v3052;
-    const uint v3054 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3054 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3055 = v2202 + v3054;
-    const bool v3056 = v3053 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3056 = v3053 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3057 = v3055 < v79;
     const bool v3058 = v3056 && v3057;
     if (v3058) {
@@ -2505,11 +2505,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3067] = v3064;
       }
     }
-    const uint v3068 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3068 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3069 = v2203 + v3068;
-    const uint v3070 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3070 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3071 = v2202 + v3070;
-    const bool v3072 = v3069 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3072 = v3069 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3073 = v3071 < v79;
     const bool v3074 = v3072 && v3073;
     if (v3074) {
@@ -2525,11 +2525,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3083] = v3080;
       }
     }
-    const uint v3084 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3084 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3085 = v2203 + v3084;
-    const uint v3086 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3086 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3087 = v2202 + v3086;
-    const bool v3088 = v3085 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3088 = v3085 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3089 = v3087 < v79;
     const bool v3090 = v3088 && v3089;
     if (v3090) {
@@ -2545,11 +2545,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3099] = v3096;
       }
     }
-    const uint v3100 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3100 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3101 = v2203 + v3100;
-    const uint v3102 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3102 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3103 = v2202 + v3102;
-    const bool v3104 = v3101 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3104 = v3101 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3105 = v3103 < v79;
     const bool v3106 = v3104 && v3105;
     if (v3106) {
@@ -2565,11 +2565,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3115] = v3112;
       }
     }
-    const uint v3116 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3116 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3117 = v2203 + v3116;
-    const uint v3118 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3118 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3119 = v2202 + v3118;
-    const bool v3120 = v3117 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3120 = v3117 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3121 = v3119 < v79;
     const bool v3122 = v3120 && v3121;
     if (v3122) {
@@ -2585,11 +2585,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3131] = v3128;
       }
     }
-    const uint v3132 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3132 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3133 = v2203 + v3132;
-    const uint v3134 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3134 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3135 = v2202 + v3134;
-    const bool v3136 = v3133 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3136 = v3133 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3137 = v3135 < v79;
     const bool v3138 = v3136 && v3137;
     if (v3138) {
@@ -2605,11 +2605,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3147] = v3144;
       }
     }
-    const uint v3148 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3148 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3149 = v2203 + v3148;
-    const uint v3150 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3150 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3151 = v2202 + v3150;
-    const bool v3152 = v3149 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3152 = v3149 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3153 = v3151 < v79;
     const bool v3154 = v3152 && v3153;
     if (v3154) {
@@ -2625,11 +2625,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3163] = v3160;
       }
     }
-    const uint v3164 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3164 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3165 = v2203 + v3164;
-    const uint v3166 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3166 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3167 = v2202 + v3166;
-    const bool v3168 = v3165 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3168 = v3165 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3169 = v3167 < v79;
     const bool v3170 = v3168 && v3169;
     if (v3170) {
@@ -2645,11 +2645,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3179] = v3176;
       }
     }
-    const uint v3180 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3180 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3181 = v2203 + v3180;
-    const uint v3182 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3182 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3183 = v2202 + v3182;
-    const bool v3184 = v3181 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3184 = v3181 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3185 = v3183 < v79;
     const bool v3186 = v3184 && v3185;
     if (v3186) {
@@ -2665,11 +2665,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3195] = v3192;
       }
     }
-    const uint v3196 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3196 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3197 = v2203 + v3196;
-    const uint v3198 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3198 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3199 = v2202 + v3198;
-    const bool v3200 = v3197 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3200 = v3197 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3201 = v3199 < v79;
     const bool v3202 = v3200 && v3201;
     if (v3202) {
@@ -2685,11 +2685,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3211] = v3208;
       }
     }
-    const uint v3212 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3212 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3213 = v2203 + v3212;
-    const uint v3214 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3214 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3215 = v2202 + v3214;
-    const bool v3216 = v3213 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3216 = v3213 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3217 = v3215 < v79;
     const bool v3218 = v3216 && v3217;
     if (v3218) {
@@ -2705,11 +2705,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3227] = v3224;
       }
     }
-    const uint v3228 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3228 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3229 = v2203 + v3228;
-    const uint v3230 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3230 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3231 = v2202 + v3230;
-    const bool v3232 = v3229 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3232 = v3229 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3233 = v3231 < v79;
     const bool v3234 = v3232 && v3233;
     if (v3234) {
@@ -2725,11 +2725,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3243] = v3240;
       }
     }
-    const uint v3244 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3244 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3245 = v2203 + v3244;
-    const uint v3246 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3246 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3247 = v2202 + v3246;
-    const bool v3248 = v3245 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3248 = v3245 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3249 = v3247 < v79;
     const bool v3250 = v3248 && v3249;
     if (v3250) {
@@ -2745,11 +2745,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3259] = v3256;
       }
     }
-    const uint v3260 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3260 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3261 = v2203 + v3260;
-    const uint v3262 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3262 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3263 = v2202 + v3262;
-    const bool v3264 = v3261 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3264 = v3261 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3265 = v3263 < v79;
     const bool v3266 = v3264 && v3265;
     if (v3266) {
@@ -2765,11 +2765,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3275] = v3272;
       }
     }
-    const uint v3276 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3276 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3277 = v2203 + v3276;
-    const uint v3278 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3278 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3279 = v2202 + v3278;
-    const bool v3280 = v3277 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3280 = v3277 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3281 = v3279 < v79;
     const bool v3282 = v3280 && v3281;
     if (v3282) {
@@ -2785,11 +2785,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3291] = v3288;
       }
     }
-    const uint v3292 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3292 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3293 = v2203 + v3292;
-    const uint v3294 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3294 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3295 = v2202 + v3294;
-    const bool v3296 = v3293 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3296 = v3293 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3297 = v3295 < v79;
     const bool v3298 = v3296 && v3297;
     if (v3298) {
@@ -2805,11 +2805,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3307] = v3304;
       }
     }
-    const uint v3308 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3308 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3309 = v2203 + v3308;
-    const uint v3310 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3310 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3311 = v2202 + v3310;
-    const bool v3312 = v3309 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3312 = v3309 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3313 = v3311 < v79;
     const bool v3314 = v3312 && v3313;
     if (v3314) {
@@ -2825,11 +2825,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3323] = v3320;
       }
     }
-    const uint v3324 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3324 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3325 = v2203 + v3324;
-    const uint v3326 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3326 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3327 = v2202 + v3326;
-    const bool v3328 = v3325 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3328 = v3325 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3329 = v3327 < v79;
     const bool v3330 = v3328 && v3329;
     if (v3330) {
@@ -2845,11 +2845,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3339] = v3336;
       }
     }
-    const uint v3340 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3340 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3341 = v2203 + v3340;
-    const uint v3342 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3342 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3343 = v2202 + v3342;
-    const bool v3344 = v3341 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3344 = v3341 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3345 = v3343 < v79;
     const bool v3346 = v3344 && v3345;
     if (v3346) {
@@ -2865,11 +2865,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3355] = v3352;
       }
     }
-    const uint v3356 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3356 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3357 = v2203 + v3356;
-    const uint v3358 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3358 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3359 = v2202 + v3358;
-    const bool v3360 = v3357 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3360 = v3357 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3361 = v3359 < v79;
     const bool v3362 = v3360 && v3361;
     if (v3362) {
@@ -2885,11 +2885,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3371] = v3368;
       }
     }
-    const uint v3372 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3372 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3373 = v2203 + v3372;
-    const uint v3374 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3374 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3375 = v2202 + v3374;
-    const bool v3376 = v3373 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3376 = v3373 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3377 = v3375 < v79;
     const bool v3378 = v3376 && v3377;
     if (v3378) {
@@ -2905,11 +2905,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3387] = v3384;
       }
     }
-    const uint v3388 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3388 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3389 = v2203 + v3388;
-    const uint v3390 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3390 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3391 = v2202 + v3390;
-    const bool v3392 = v3389 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3392 = v3389 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3393 = v3391 < v79;
     const bool v3394 = v3392 && v3393;
     if (v3394) {
@@ -2925,11 +2925,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3403] = v3400;
       }
     }
-    const uint v3404 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3404 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3405 = v2203 + v3404;
-    const uint v3406 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3406 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3407 = v2202 + v3406;
-    const bool v3408 = v3405 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3408 = v3405 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3409 = v3407 < v79;
     const bool v3410 = v3408 && v3409;
     if (v3410) {
@@ -2945,11 +2945,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3419] = v3416;
       }
     }
-    const uint v3420 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3420 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3421 = v2203 + v3420;
-    const uint v3422 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3422 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3423 = v2202 + v3422;
-    const bool v3424 = v3421 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3424 = v3421 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3425 = v3423 < v79;
     const bool v3426 = v3424 && v3425;
     if (v3426) {
@@ -2965,11 +2965,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3435] = v3432;
       }
     }
-    const uint v3436 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3436 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3437 = v2203 + v3436;
-    const uint v3438 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3438 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3439 = v2202 + v3438;
-    const bool v3440 = v3437 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3440 = v3437 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3441 = v3439 < v79;
     const bool v3442 = v3440 && v3441;
     if (v3442) {
@@ -2985,11 +2985,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3451] = v3448;
       }
     }
-    const uint v3452 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3452 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3453 = v2203 + v3452;
-    const uint v3454 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3454 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3455 = v2202 + v3454;
-    const bool v3456 = v3453 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3456 = v3453 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3457 = v3455 < v79;
     const bool v3458 = v3456 && v3457;
     if (v3458) {
@@ -3005,11 +3005,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3467] = v3464;
       }
     }
-    const uint v3468 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3468 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3469 = v2203 + v3468;
-    const uint v3470 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3470 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3471 = v2202 + v3470;
-    const bool v3472 = v3469 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3472 = v3469 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3473 = v3471 < v79;
     const bool v3474 = v3472 && v3473;
     if (v3474) {
@@ -3025,11 +3025,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3483] = v3480;
       }
     }
-    const uint v3484 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3484 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3485 = v2203 + v3484;
-    const uint v3486 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3486 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3487 = v2202 + v3486;
-    const bool v3488 = v3485 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3488 = v3485 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3489 = v3487 < v79;
     const bool v3490 = v3488 && v3489;
     if (v3490) {
@@ -3045,11 +3045,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3499] = v3496;
       }
     }
-    const uint v3500 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3500 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3501 = v2203 + v3500;
-    const uint v3502 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3502 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3503 = v2202 + v3502;
-    const bool v3504 = v3501 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3504 = v3501 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3505 = v3503 < v79;
     const bool v3506 = v3504 && v3505;
     if (v3506) {
@@ -3065,11 +3065,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3515] = v3512;
       }
     }
-    const uint v3516 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3516 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3517 = v2203 + v3516;
-    const uint v3518 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3518 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3519 = v2202 + v3518;
-    const bool v3520 = v3517 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3520 = v3517 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3521 = v3519 < v79;
     const bool v3522 = v3520 && v3521;
     if (v3522) {
@@ -3085,11 +3085,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3531] = v3528;
       }
     }
-    const uint v3532 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3532 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3533 = v2203 + v3532;
-    const uint v3534 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3534 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3535 = v2202 + v3534;
-    const bool v3536 = v3533 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3536 = v3533 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3537 = v3535 < v79;
     const bool v3538 = v3536 && v3537;
     if (v3538) {
@@ -3105,11 +3105,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3547] = v3544;
       }
     }
-    const uint v3548 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3548 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3549 = v2203 + v3548;
-    const uint v3550 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3550 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3551 = v2202 + v3550;
-    const bool v3552 = v3549 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3552 = v3549 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3553 = v3551 < v79;
     const bool v3554 = v3552 && v3553;
     if (v3554) {
@@ -3125,11 +3125,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3563] = v3560;
       }
     }
-    const uint v3564 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3564 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3565 = v2203 + v3564;
-    const uint v3566 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3566 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3567 = v2202 + v3566;
-    const bool v3568 = v3565 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3568 = v3565 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3569 = v3567 < v79;
     const bool v3570 = v3568 && v3569;
     if (v3570) {
@@ -3145,11 +3145,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3579] = v3576;
       }
     }
-    const uint v3580 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3580 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3581 = v2203 + v3580;
-    const uint v3582 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3582 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3583 = v2202 + v3582;
-    const bool v3584 = v3581 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3584 = v3581 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3585 = v3583 < v79;
     const bool v3586 = v3584 && v3585;
     if (v3586) {
@@ -3165,11 +3165,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3595] = v3592;
       }
     }
-    const uint v3596 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3596 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3597 = v2203 + v3596;
-    const uint v3598 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3598 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3599 = v2202 + v3598;
-    const bool v3600 = v3597 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3600 = v3597 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3601 = v3599 < v79;
     const bool v3602 = v3600 && v3601;
     if (v3602) {
@@ -3185,11 +3185,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3611] = v3608;
       }
     }
-    const uint v3612 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3612 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3613 = v2203 + v3612;
-    const uint v3614 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3614 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3615 = v2202 + v3614;
-    const bool v3616 = v3613 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3616 = v3613 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3617 = v3615 < v79;
     const bool v3618 = v3616 && v3617;
     if (v3618) {
@@ -3205,11 +3205,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3627] = v3624;
       }
     }
-    const uint v3628 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3628 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3629 = v2203 + v3628;
-    const uint v3630 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3630 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3631 = v2202 + v3630;
-    const bool v3632 = v3629 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3632 = v3629 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3633 = v3631 < v79;
     const bool v3634 = v3632 && v3633;
     if (v3634) {
@@ -3225,11 +3225,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3643] = v3640;
       }
     }
-    const uint v3644 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3644 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3645 = v2203 + v3644;
-    const uint v3646 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3646 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3647 = v2202 + v3646;
-    const bool v3648 = v3645 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3648 = v3645 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3649 = v3647 < v79;
     const bool v3650 = v3648 && v3649;
     if (v3650) {
@@ -3245,11 +3245,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3659] = v3656;
       }
     }
-    const uint v3660 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3660 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3661 = v2203 + v3660;
-    const uint v3662 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3662 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3663 = v2202 + v3662;
-    const bool v3664 = v3661 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3664 = v3661 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3665 = v3663 < v79;
     const bool v3666 = v3664 && v3665;
     if (v3666) {
@@ -3265,11 +3265,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3675] = v3672;
       }
     }
-    const uint v3676 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3676 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3677 = v2203 + v3676;
-    const uint v3678 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3678 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3679 = v2202 + v3678;
-    const bool v3680 = v3677 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3680 = v3677 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3681 = v3679 < v79;
     const bool v3682 = v3680 && v3681;
     if (v3682) {
@@ -3285,11 +3285,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3691] = v3688;
       }
     }
-    const uint v3692 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3692 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3693 = v2203 + v3692;
-    const uint v3694 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3694 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3695 = v2202 + v3694;
-    const bool v3696 = v3693 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3696 = v3693 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3697 = v3695 < v79;
     const bool v3698 = v3696 && v3697;
     if (v3698) {
@@ -3305,11 +3305,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3707] = v3704;
       }
     }
-    const uint v3708 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3708 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3709 = v2203 + v3708;
-    const uint v3710 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3710 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3711 = v2202 + v3710;
-    const bool v3712 = v3709 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3712 = v3709 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3713 = v3711 < v79;
     const bool v3714 = v3712 && v3713;
     if (v3714) {
@@ -3325,11 +3325,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3723] = v3720;
       }
     }
-    const uint v3724 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3724 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3725 = v2203 + v3724;
-    const uint v3726 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3726 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3727 = v2202 + v3726;
-    const bool v3728 = v3725 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3728 = v3725 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3729 = v3727 < v79;
     const bool v3730 = v3728 && v3729;
     if (v3730) {
@@ -3345,11 +3345,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3739] = v3736;
       }
     }
-    const uint v3740 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3740 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3741 = v2203 + v3740;
-    const uint v3742 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3742 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3743 = v2202 + v3742;
-    const bool v3744 = v3741 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3744 = v3741 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3745 = v3743 < v79;
     const bool v3746 = v3744 && v3745;
     if (v3746) {
@@ -3365,11 +3365,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3755] = v3752;
       }
     }
-    const uint v3756 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3756 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3757 = v2203 + v3756;
-    const uint v3758 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3758 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3759 = v2202 + v3758;
-    const bool v3760 = v3757 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3760 = v3757 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3761 = v3759 < v79;
     const bool v3762 = v3760 && v3761;
     if (v3762) {
@@ -3385,11 +3385,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3771] = v3768;
       }
     }
-    const uint v3772 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3772 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3773 = v2203 + v3772;
-    const uint v3774 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3774 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3775 = v2202 + v3774;
-    const bool v3776 = v3773 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3776 = v3773 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3777 = v3775 < v79;
     const bool v3778 = v3776 && v3777;
     if (v3778) {
@@ -3405,11 +3405,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3787] = v3784;
       }
     }
-    const uint v3788 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3788 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3789 = v2203 + v3788;
-    const uint v3790 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3790 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3791 = v2202 + v3790;
-    const bool v3792 = v3789 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3792 = v3789 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3793 = v3791 < v79;
     const bool v3794 = v3792 && v3793;
     if (v3794) {
@@ -3425,11 +3425,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3803] = v3800;
       }
     }
-    const uint v3804 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3804 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3805 = v2203 + v3804;
-    const uint v3806 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3806 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3807 = v2202 + v3806;
-    const bool v3808 = v3805 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3808 = v3805 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3809 = v3807 < v79;
     const bool v3810 = v3808 && v3809;
     if (v3810) {
@@ -3445,11 +3445,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3819] = v3816;
       }
     }
-    const uint v3820 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3820 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3821 = v2203 + v3820;
-    const uint v3822 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3822 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3823 = v2202 + v3822;
-    const bool v3824 = v3821 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3824 = v3821 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3825 = v3823 < v79;
     const bool v3826 = v3824 && v3825;
     if (v3826) {
@@ -3465,11 +3465,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3835] = v3832;
       }
     }
-    const uint v3836 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3836 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3837 = v2203 + v3836;
-    const uint v3838 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3838 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3839 = v2202 + v3838;
-    const bool v3840 = v3837 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3840 = v3837 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3841 = v3839 < v79;
     const bool v3842 = v3840 && v3841;
     if (v3842) {
@@ -3485,11 +3485,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3851] = v3848;
       }
     }
-    const uint v3852 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3852 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3853 = v2203 + v3852;
-    const uint v3854 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3854 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3855 = v2202 + v3854;
-    const bool v3856 = v3853 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3856 = v3853 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3857 = v3855 < v79;
     const bool v3858 = v3856 && v3857;
     if (v3858) {
@@ -3505,11 +3505,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3867] = v3864;
       }
     }
-    const uint v3868 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3868 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3869 = v2203 + v3868;
-    const uint v3870 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3870 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3871 = v2202 + v3870;
-    const bool v3872 = v3869 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3872 = v3869 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3873 = v3871 < v79;
     const bool v3874 = v3872 && v3873;
     if (v3874) {
@@ -3525,11 +3525,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3883] = v3880;
       }
     }
-    const uint v3884 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3884 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3885 = v2203 + v3884;
-    const uint v3886 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3886 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3887 = v2202 + v3886;
-    const bool v3888 = v3885 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3888 = v3885 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3889 = v3887 < v79;
     const bool v3890 = v3888 && v3889;
     if (v3890) {
@@ -3545,11 +3545,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3899] = v3896;
       }
     }
-    const uint v3900 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3900 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3901 = v2203 + v3900;
-    const uint v3902 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3902 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3903 = v2202 + v3902;
-    const bool v3904 = v3901 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3904 = v3901 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3905 = v3903 < v79;
     const bool v3906 = v3904 && v3905;
     if (v3906) {
@@ -3565,11 +3565,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3915] = v3912;
       }
     }
-    const uint v3916 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3916 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3917 = v2203 + v3916;
-    const uint v3918 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3918 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3919 = v2202 + v3918;
-    const bool v3920 = v3917 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3920 = v3917 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3921 = v3919 < v79;
     const bool v3922 = v3920 && v3921;
     if (v3922) {
@@ -3585,11 +3585,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3931] = v3928;
       }
     }
-    const uint v3932 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3932 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3933 = v2203 + v3932;
-    const uint v3934 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3934 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3935 = v2202 + v3934;
-    const bool v3936 = v3933 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3936 = v3933 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3937 = v3935 < v79;
     const bool v3938 = v3936 && v3937;
     if (v3938) {
@@ -3605,11 +3605,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3947] = v3944;
       }
     }
-    const uint v3948 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3948 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3949 = v2203 + v3948;
-    const uint v3950 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3950 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3951 = v2202 + v3950;
-    const bool v3952 = v3949 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3952 = v3949 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3953 = v3951 < v79;
     const bool v3954 = v3952 && v3953;
     if (v3954) {
@@ -3625,11 +3625,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3963] = v3960;
       }
     }
-    const uint v3964 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3964 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3965 = v2203 + v3964;
-    const uint v3966 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3966 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3967 = v2202 + v3966;
-    const bool v3968 = v3965 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3968 = v3965 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3969 = v3967 < v79;
     const bool v3970 = v3968 && v3969;
     if (v3970) {
@@ -3645,11 +3645,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3979] = v3976;
       }
     }
-    const uint v3980 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3980 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3981 = v2203 + v3980;
-    const uint v3982 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3982 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3983 = v2202 + v3982;
-    const bool v3984 = v3981 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v3984 = v3981 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v3985 = v3983 < v79;
     const bool v3986 = v3984 && v3985;
     if (v3986) {
@@ -3665,11 +3665,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3995] = v3992;
       }
     }
-    const uint v3996 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3996 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v3997 = v2203 + v3996;
-    const uint v3998 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v3998 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v3999 = v2202 + v3998;
-    const bool v4000 = v3997 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4000 = v3997 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4001 = v3999 < v79;
     const bool v4002 = v4000 && v4001;
     if (v4002) {
@@ -3685,11 +3685,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4011] = v4008;
       }
     }
-    const uint v4012 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4012 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4013 = v2203 + v4012;
-    const uint v4014 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4014 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4015 = v2202 + v4014;
-    const bool v4016 = v4013 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4016 = v4013 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4017 = v4015 < v79;
     const bool v4018 = v4016 && v4017;
     if (v4018) {
@@ -3705,11 +3705,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4027] = v4024;
       }
     }
-    const uint v4028 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4028 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4029 = v2203 + v4028;
-    const uint v4030 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4030 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4031 = v2202 + v4030;
-    const bool v4032 = v4029 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4032 = v4029 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4033 = v4031 < v79;
     const bool v4034 = v4032 && v4033;
     if (v4034) {
@@ -3725,11 +3725,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4043] = v4040;
       }
     }
-    const uint v4044 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4044 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4045 = v2203 + v4044;
-    const uint v4046 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4046 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4047 = v2202 + v4046;
-    const bool v4048 = v4045 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4048 = v4045 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4049 = v4047 < v79;
     const bool v4050 = v4048 && v4049;
     if (v4050) {
@@ -3745,11 +3745,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4059] = v4056;
       }
     }
-    const uint v4060 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4060 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4061 = v2203 + v4060;
-    const uint v4062 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4062 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4063 = v2202 + v4062;
-    const bool v4064 = v4061 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4064 = v4061 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4065 = v4063 < v79;
     const bool v4066 = v4064 && v4065;
     if (v4066) {
@@ -3765,11 +3765,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4075] = v4072;
       }
     }
-    const uint v4076 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4076 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4077 = v2203 + v4076;
-    const uint v4078 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4078 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4079 = v2202 + v4078;
-    const bool v4080 = v4077 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4080 = v4077 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4081 = v4079 < v79;
     const bool v4082 = v4080 && v4081;
     if (v4082) {
@@ -3785,11 +3785,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4091] = v4088;
       }
     }
-    const uint v4092 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4092 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4093 = v2203 + v4092;
-    const uint v4094 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4094 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4095 = v2202 + v4094;
-    const bool v4096 = v4093 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4096 = v4093 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4097 = v4095 < v79;
     const bool v4098 = v4096 && v4097;
     if (v4098) {
@@ -3805,11 +3805,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4107] = v4104;
       }
     }
-    const uint v4108 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4108 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4109 = v2203 + v4108;
-    const uint v4110 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4110 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4111 = v2202 + v4110;
-    const bool v4112 = v4109 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4112 = v4109 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4113 = v4111 < v79;
     const bool v4114 = v4112 && v4113;
     if (v4114) {
@@ -3825,11 +3825,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4123] = v4120;
       }
     }
-    const uint v4124 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4124 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4125 = v2203 + v4124;
-    const uint v4126 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4126 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4127 = v2202 + v4126;
-    const bool v4128 = v4125 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4128 = v4125 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4129 = v4127 < v79;
     const bool v4130 = v4128 && v4129;
     if (v4130) {
@@ -3845,11 +3845,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4139] = v4136;
       }
     }
-    const uint v4140 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4140 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4141 = v2203 + v4140;
-    const uint v4142 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4142 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4143 = v2202 + v4142;
-    const bool v4144 = v4141 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4144 = v4141 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4145 = v4143 < v79;
     const bool v4146 = v4144 && v4145;
     if (v4146) {
@@ -3865,11 +3865,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4155] = v4152;
       }
     }
-    const uint v4156 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4156 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4157 = v2203 + v4156;
-    const uint v4158 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4158 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4159 = v2202 + v4158;
-    const bool v4160 = v4157 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4160 = v4157 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4161 = v4159 < v79;
     const bool v4162 = v4160 && v4161;
     if (v4162) {
@@ -3885,11 +3885,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4171] = v4168;
       }
     }
-    const uint v4172 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4172 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4173 = v2203 + v4172;
-    const uint v4174 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4174 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4175 = v2202 + v4174;
-    const bool v4176 = v4173 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4176 = v4173 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4177 = v4175 < v79;
     const bool v4178 = v4176 && v4177;
     if (v4178) {
@@ -3905,11 +3905,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4187] = v4184;
       }
     }
-    const uint v4188 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4188 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4189 = v2203 + v4188;
-    const uint v4190 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4190 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4191 = v2202 + v4190;
-    const bool v4192 = v4189 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4192 = v4189 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4193 = v4191 < v79;
     const bool v4194 = v4192 && v4193;
     if (v4194) {
@@ -3925,11 +3925,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4203] = v4200;
       }
     }
-    const uint v4204 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4204 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4205 = v2203 + v4204;
-    const uint v4206 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4206 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4207 = v2202 + v4206;
-    const bool v4208 = v4205 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4208 = v4205 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4209 = v4207 < v79;
     const bool v4210 = v4208 && v4209;
     if (v4210) {
@@ -3945,11 +3945,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4219] = v4216;
       }
     }
-    const uint v4220 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4220 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4221 = v2203 + v4220;
-    const uint v4222 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4222 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4223 = v2202 + v4222;
-    const bool v4224 = v4221 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4224 = v4221 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4225 = v4223 < v79;
     const bool v4226 = v4224 && v4225;
     if (v4226) {
@@ -3965,11 +3965,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4235] = v4232;
       }
     }
-    const uint v4236 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4236 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
     const uint v4237 = v2203 + v4236;
-    const uint v4238 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:286
+    const uint v4238 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
     const uint v4239 = v2202 + v4238;
-    const bool v4240 = v4237 < v76;  // kernels/gemm/gemm_tiles.hpp:287
+    const bool v4240 = v4237 < v76;  // kernels/gemm/gemm_tiles.hpp:294
     const bool v4241 = v4239 < v79;
     const bool v4242 = v4240 && v4241;
     if (v4242) {

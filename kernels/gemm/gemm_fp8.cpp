@@ -1,0 +1,192 @@
+/// iron_gemm_fp8_e4m3_nk / iron_gemm_fp8_e5m2_nk: out[i, j] = scale_a · scale_b · Σ_p a[i, p] ·
+/// b[j, p], a and b 8-bit floats (docs/dtypes.md, "8-bit floats"), out in T.
+///
+/// The form LLM serving uses for fp8 weights and activations: `a` [m, k] and the weight `b`
+/// [n, k] quantized with one scale each (x ≈ scale · q), the product dequantized once in the
+/// epilogue. Products accumulate in f32 and only the final value is rounded to T.
+///
+/// ## Error bound
+/// Every product of two 8-bit floats is exact in f32. The simulator sums them in f32 in
+/// increasing p (γ_k, u = 2^-24, relative to S = Σ_p |a[i, p] · b[j, p]|). Hopper's 8-bit wgmma
+/// adds with fewer bits than f32 (DeepSeek-V3 report, §3.3.2, measures about 14 on H800): on the
+/// GPU the bound is taken as γ_k with u = 2^-12; sums of small integers are exact on both. Then
+/// the scales and the rounding to T.
+///
+/// ## How it runs
+/// iron_gemm_warpgroup_nk's product (kernels/gemm/gemm_warpgroup.hpp) with its knobs (docs/
+/// tuning.md): on sm_90a each step is one 128-byte row of k (128 elements) per row of a and b,
+/// copied by TMA into 128-byte swizzled rings and multiplied by `wgmma … k32 .e4m3/.e5m2`, so a
+/// step moves the same bytes as a 16-bit step but does twice the k. Every other target (no 8-bit
+/// tensor-core product) converts each element to f16, which holds every e4m3 and e5m2 value
+/// exactly, on its way to shared memory, and multiplies step by step as the 16-bit form does:
+/// the same sums in the same order, so the simulator's two paths give the same bits.
+///
+/// ## Layout
+/// - `a [m, k]`, `b [n, k]` f8e4m3 or f8e5m2
+/// - `scale_a [1]`, `scale_b [1]` f32
+/// - `out [m, n]` T
+///
+/// ## Dispatch
+/// As iron_gemm_warpgroup_nk: a grid of ceil(n / bn) × ceil(m / bm) groups of exactly
+/// 2 · bm + 128 threads.
+#include <iron/iron.hpp>
+
+#include "gemm_warpgroup.hpp"
+
+namespace iron::kernels {
+using namespace iron::dsl;
+
+IRON_KERNEL_TEMPLATE(iron_gemm_fp8, (class F8),
+                     (Tensor<F8> a, Tensor<F8> b, Tensor<f32> scale_a, Tensor<f32> scale_b,
+                      Out<T> out, Constexpr<u32> m, Constexpr<u32> n, Constexpr<u32> k)) {
+  layout(a, "[m, k]");
+  layout(b, "[n, k]");
+  layout(scale_a, "[1]");
+  layout(scale_b, "[1]");
+  layout(out, "[m, n]");
+  const gemm::warpgroup::Shape shape = gemm::warpgroup::tuned_shape();
+  gemm::warpgroup::declare(shape.bm, shape.bn);
+  auto scale = load(scale_a[0u]) * load(scale_b[0u]);
+  gemm::warpgroup::tile_product(
+      a, b, m, n, k,
+      [&](const auto& r, const auto& c, const Expr<f32>& sum) {
+        store(out[r * n + c], cast<T>(sum * scale));
+      },
+      shape);
+}
+IRON_KERNEL_VARIANT(iron_gemm_fp8, e4m3_nk, f8e4m3);
+IRON_KERNEL_VARIANT(iron_gemm_fp8, e5m2_nk, f8e5m2);
+
+IRON_GEOMETRY(iron_gemm_fp8_e4m3_nk) {
+  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
+}
+IRON_GEOMETRY(iron_gemm_fp8_e5m2_nk) {
+  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
+}
+IRON_TUNING(iron_gemm_fp8_e4m3_nk) { return gemm::warpgroup::tuning_space(); }
+IRON_TUNING(iron_gemm_fp8_e5m2_nk) { return gemm::warpgroup::tuning_space(); }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <iron/bench/geometry.hpp>
+#include <iron/bench/registry.hpp>
+#include <iron/testing/geometry.hpp>
+#include <iron/testing/registry.hpp>
+
+#include "gemm_oracle.hpp"
+
+namespace iron::kernels {
+
+namespace {
+
+/// The accumulator precision the GPU bound assumes for 8-bit products (see the error bound).
+constexpr double kFp8SumRoundoff = 0x1p-12;
+
+/// γ_k for a unit roundoff u: k·u / (1 − k·u).
+double gamma_of(std::size_t k, double u) {
+  const double ku = static_cast<double>(k) * u;
+  return ku / (1.0 - ku);
+}
+
+/// Values for a and b: EXACT, integers in [-3, 3] (every partial sum an integer below 2^12, so
+/// any accumulator of 12 or more bits sums them exactly); else uniform in [-8, 8] rounded to the
+/// format, every exponent from its subnormals up.
+std::vector<float> operand(std::size_t count, DType format, bool exact, testing::Rng& rng) {
+  if (!exact) return testing::round_through(rng.uniform(count, -8.0f, 8.0f), format);
+  std::vector<float> v = rng.uniform(count, -3.49f, 3.49f);
+  for (float& x : v) x = std::round(x);
+  return v;
+}
+
+testing::TestSetup fp8_setup(DType format, std::size_t m, std::size_t n, std::size_t k, bool exact,
+                             DType dt, testing::Rng& rng, const dsl::TuningConfig& config = {}) {
+  const auto a = operand(m * k, format, exact, rng);
+  const auto b = operand(n * k, format, exact, rng);
+  const double scale_a = 0.5;
+  const double scale_b = exact ? 0.375 : 0.0625;
+  const double scale = scale_a * scale_b;
+  const double sums = max_abs_dot(a, b, m, n, k, false);
+  const double sum_error = exact ? 0.0 : gamma_of(k, kFp8SumRoundoff) * sums;
+  testing::TestSetup setup(
+      format == DType::F8E4M3 ? "iron_gemm_fp8_e4m3_nk" : "iron_gemm_fp8_e5m2_nk", dt, config);
+  setup.input("a", a)
+      .input("b", b)
+      .input("scale_a", {static_cast<float>(scale_a)})
+      .input("scale_b", {static_cast<float>(scale_b)})
+      .output("out", m * n)
+      .constant("m", static_cast<double>(m))
+      .constant("n", static_cast<double>(n))
+      .constant("k", static_cast<double>(k))
+      .expect("out", gemm_oracle(a, b, m, n, k, false, scale))
+      .tolerance(testing::tolerance::stored(dt, scale * sum_error, testing::tolerance::gamma(2)));
+  return setup.grid(testing::geometry_grid(setup));
+}
+
+/// The bench: random a and b in the format, per-tensor scales, torch._scaled_mm (cuBLASLt's
+/// fp8 product) as the peer.
+bench::BenchSetup fp8_bench(std::size_t m, std::size_t n, std::size_t k, DType dt) {
+  bench::BenchSetup setup("iron_gemm_fp8_e4m3_nk", dt);
+  setup.random("a", m * k)
+      .random("b", n * k)
+      .random("scale_a", 1, 0.5f, 1.0f)
+      .random("scale_b", 1, 0.5f, 1.0f)
+      .output("out", m * n)
+      .constant("m", static_cast<double>(m))
+      .constant("n", static_cast<double>(n))
+      .constant("k", static_cast<double>(k));
+  return setup.grid(bench::geometry_grid(setup))
+      .bytes_moved(m * k + n * k + m * n * dtype_size(dt))
+      .flops(2 * m * n * k)
+      .peer("gemm_fp8_nk", {{"m", static_cast<double>(m)},
+                            {"n", static_cast<double>(n)},
+                            {"k", static_cast<double>(k)}});
+}
+
+}  // namespace
+
+// Small integers (exact on every accumulator): whole tiles, three 128-deep steps; random values
+// over the format's range: tiles past the edges with a partial last step (k a multiple of 16: the
+// TMA ring), k not a multiple of 16 (the step-by-step path), odd sizes, one row; the knobs away
+// from their defaults.
+IRON_TEST(iron_gemm_fp8_e4m3_nk, exact_256x512x384, F32, F16, BF16) {
+  return fp8_setup(DType::F8E4M3, 256, 512, 384, true, dt, rng);
+}
+IRON_TEST(iron_gemm_fp8_e5m2_nk, exact_256x512x384, BF16) {
+  return fp8_setup(DType::F8E5M2, 256, 512, 384, true, dt, rng);
+}
+IRON_TEST(iron_gemm_fp8_e4m3_nk, past_a_tile_129x300x208, F32, F16, BF16) {
+  return fp8_setup(DType::F8E4M3, 129, 300, 208, false, dt, rng);
+}
+IRON_TEST(iron_gemm_fp8_e5m2_nk, past_a_tile_129x300x208, BF16) {
+  return fp8_setup(DType::F8E5M2, 129, 300, 208, false, dt, rng);
+}
+IRON_TEST(iron_gemm_fp8_e4m3_nk, unaligned_k_70x130x200, BF16) {
+  return fp8_setup(DType::F8E4M3, 70, 130, 200, false, dt, rng);
+}
+IRON_TEST(iron_gemm_fp8_e4m3_nk, primes_37x23x19, F16, BF16) {
+  return fp8_setup(DType::F8E4M3, 37, 23, 19, false, dt, rng);
+}
+IRON_TEST(iron_gemm_fp8_e4m3_nk, vector_1x130x32, BF16) {
+  return fp8_setup(DType::F8E4M3, 1, 130, 32, true, dt, rng);
+}
+IRON_TEST(iron_gemm_fp8_e4m3_nk, tuned_one_warpgroup_129x200x400, BF16) {
+  return fp8_setup(DType::F8E4M3, 129, 200, 400, true, dt, rng,
+                   {{"bm", 64}, {"bn", 128}, {"stages", 3}, {"lag", 0}});
+}
+
+// The square product of the target (against Iron's own bf16 iron_gemm_warpgroup_nk at
+// the same shape) and an 8B model's FFN up projection at 4096 tokens.
+IRON_BENCH(iron_gemm_fp8_e4m3_nk, m8192_n8192_k8192, BF16) {
+  return fp8_bench(8192, 8192, 8192, dt);
+}
+IRON_BENCH(iron_gemm_fp8_e4m3_nk, m4096_n4096_k4096, BF16) {
+  return fp8_bench(4096, 4096, 4096, dt);
+}
+IRON_BENCH(iron_gemm_fp8_e4m3_nk, m4096_n14336_k4096, BF16) {
+  return fp8_bench(4096, 14336, 4096, dt);
+}
+
+}  // namespace iron::kernels
+#endif
