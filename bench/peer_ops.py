@@ -719,18 +719,40 @@ def _gemm_peers(b_rows):
     return peers
 
 
+def _fp8_format(dims):
+    return torch.float8_e5m2 if d(dims, "e5m2") else torch.float8_e4m3fn
+
+
 def _gemm_fp8_inputs(dims, dtype, gen):
     m, n, k = (d(dims, key) for key in ("m", "n", "k"))
     scales = [torch.ones((), device="cuda") * s for s in (0.75, 0.625)]
-    return (uniform((m, k), torch.float32, gen).to(torch.float8_e4m3fn),
-            uniform((n, k), torch.float32, gen).to(torch.float8_e4m3fn), *scales)
+    return (uniform((m, k), torch.float32, gen).to(_fp8_format(dims)),
+            uniform((n, k), torch.float32, gen).to(_fp8_format(dims)), *scales)
 
 
 def _gemm_fp8_peers(dims, dtype):
-    # cuBLASLt's fp8 product: mat2 column-major (b.t() of the row-major [n, k] weight).
+    # cuBLASLt's fp8 product (mat2 column-major: b.t() of the row-major [n, k] weight; it takes no
+    # e5m2 · e5m2), and the composite a user without it writes: dequantize, then cuBLAS.
     def scaled_mm(a, b, scale_a, scale_b):
         return torch._scaled_mm(a, b.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=dtype)
-    return {"torch._scaled_mm (cuBLASLt fp8)": lambda: scaled_mm}
+
+    def dequantized(a, b, scale_a, scale_b):
+        return ((a.to(dtype) @ b.to(dtype).t()) * (scale_a * scale_b)).to(dtype)
+    peers = {} if d(dims, "e5m2") else {"torch._scaled_mm (cuBLASLt fp8)": lambda: scaled_mm}
+    peers["dequantize + torch matmul"] = lambda: dequantized
+    return peers
+
+
+def _quantize_fp8_inputs(dims, dtype, gen):
+    return (uniform((d(dims, "blocks"), 128), dtype, gen, -4.0, 4.0),)
+
+
+def _quantize_fp8_peers(dims, dtype):
+    def quantize(x):
+        amax = x.float().abs().amax(dim=1, keepdim=True)
+        scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+        return (x.float() / scale).to(torch.float8_e4m3fn), scale.squeeze(1)
+    return {"torch eager": lambda: quantize, "torch.compile": compiled(quantize)}
 
 
 def _gemm_epilogue_inputs(dims, dtype, gen):
@@ -1203,6 +1225,7 @@ CASES = {
     "gemm_nk": (_gemm_inputs(False), _gemm_peers(False)),
     "gemm_epilogue": (_gemm_epilogue_inputs, _gemm_epilogue_peers),
     "gemm_fp8_nk": (_gemm_fp8_inputs, _gemm_fp8_peers),
+    "quantize_fp8_g128": (_quantize_fp8_inputs, _quantize_fp8_peers),
     "gemm_batched": (_gemm_batched_inputs, _gemm_batched_peers),
     "gemv_affine": (_gemv_affine_inputs, _gemv_affine_peers),
     "gemv_mxfp4": (_gemv_mxfp4_inputs, _gemv_mxfp4_peers),

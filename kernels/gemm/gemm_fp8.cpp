@@ -124,10 +124,11 @@ testing::TestSetup fp8_setup(DType format, std::size_t m, std::size_t n, std::si
   return setup.grid(testing::geometry_grid(setup));
 }
 
-/// The bench: random a and b in the format, per-tensor scales, torch._scaled_mm (cuBLASLt's
-/// fp8 product) as the peer.
-bench::BenchSetup fp8_bench(std::size_t m, std::size_t n, std::size_t k, DType dt) {
-  bench::BenchSetup setup("iron_gemm_fp8_e4m3_nk", dt);
+/// The bench: random a and b in the format, per-tensor scales; peers: torch._scaled_mm
+/// (cuBLASLt's fp8 product, e4m3 only) and dequantize-then-matmul.
+bench::BenchSetup fp8_bench(DType format, std::size_t m, std::size_t n, std::size_t k, DType dt) {
+  const bool e5m2 = format == DType::F8E5M2;
+  bench::BenchSetup setup(e5m2 ? "iron_gemm_fp8_e5m2_nk" : "iron_gemm_fp8_e4m3_nk", dt);
   setup.random("a", m * k)
       .random("b", n * k)
       .random("scale_a", 1, 0.5f, 1.0f)
@@ -141,7 +142,8 @@ bench::BenchSetup fp8_bench(std::size_t m, std::size_t n, std::size_t k, DType d
       .flops(2 * m * n * k)
       .peer("gemm_fp8_nk", {{"m", static_cast<double>(m)},
                             {"n", static_cast<double>(n)},
-                            {"k", static_cast<double>(k)}});
+                            {"k", static_cast<double>(k)},
+                            {"e5m2", e5m2 ? 1.0 : 0.0}});
 }
 
 }  // namespace
@@ -176,17 +178,20 @@ IRON_TEST(iron_gemm_fp8_e4m3_nk, tuned_one_warpgroup_129x200x400, BF16) {
                    {{"bm", 64}, {"bn", 128}, {"stages", 3}, {"lag", 0}});
 }
 
-// The square product of the target (against Iron's own bf16 iron_gemm_warpgroup_nk at
-// the same shape) and an 8B model's FFN up projection at 4096 tokens.
+// The square product of the fp8 target (against Iron's own bf16 iron_gemm_warpgroup_nk at the
+// same shape), a smaller one, and an 8B model's FFN up projection at 4096 tokens.
 IRON_BENCH(iron_gemm_fp8_e4m3_nk, m8192_n8192_k8192, BF16) {
-  return fp8_bench(8192, 8192, 8192, dt);
+  return fp8_bench(DType::F8E4M3, 8192, 8192, 8192, dt);
 }
 IRON_BENCH(iron_gemm_fp8_e4m3_nk, m4096_n4096_k4096, BF16) {
-  return fp8_bench(4096, 4096, 4096, dt);
+  return fp8_bench(DType::F8E4M3, 4096, 4096, 4096, dt);
 }
 IRON_BENCH(iron_gemm_fp8_e4m3_nk, m4096_n14336_k4096, BF16) {
-  return fp8_bench(4096, 14336, 4096, dt);
+  return fp8_bench(DType::F8E4M3, 4096, 14336, 4096, dt);
+}
+IRON_BENCH(iron_gemm_fp8_e5m2_nk, m8192_n8192_k8192, BF16) {
+  return fp8_bench(DType::F8E5M2, 8192, 8192, 8192, dt);
 }
 
 }  // namespace iron::kernels
-#endif
+#endif  // IRON_KERNEL_TESTS

@@ -137,8 +137,9 @@ IRON_BENCH(iron_quantize_fp8_e4m3_g128, x4096x4096, BF16) {
       .output("scales", kElements / kGroup)
       .constant("blocks", static_cast<double>(kElements / kGroup));
   return setup.grid(bench::geometry_grid(setup))
-      .bytes_moved(kElements * (dtype_size(dt) + 1) + kElements / kGroup * 4);
+      .bytes_moved(kElements * (dtype_size(dt) + 1) + kElements / kGroup * 4)
+      .peer("quantize_fp8_g128", {{"blocks", static_cast<double>(kElements / kGroup)}});
 }
 
 }  // namespace iron::kernels
-#endif
+#endif  // IRON_KERNEL_TESTS

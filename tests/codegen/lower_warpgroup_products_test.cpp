@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "iron/core/error.hpp"
 #include "pass_test_harness.hpp"
 
 namespace iron::pass_test {
@@ -106,6 +107,53 @@ TEST(PassLowerWarpgroupProducts, KeptOnHopperForSwizzledRows) {
   EXPECT_EQ(
       run_pass(lower_warpgroup_products, kProduct, TargetProfile::cuda(90, MmaStrategy::Wgmma)),
       canonical(kProduct));
+}
+
+// kProduct on 8-bit floats: 128-element (128-byte) swizzled rows, K = 64.
+std::string eight_bit_product() {
+  std::string text(kProduct);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"bf16", "f8e4m3"}, {"swizzle 64", "swizzle 128"}, {"%3 = const 64", "%3 = const 128"},
+           {"col, 32", "col, 64"}}) {
+    for (std::size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  return text;
+}
+
+TEST(PassLowerWarpgroupProducts, EightBitProductsStayOnHopper) {
+  const std::string text = eight_bit_product();
+  EXPECT_EQ(run_pass(lower_warpgroup_products, text, TargetProfile::cuda(90, MmaStrategy::Wgmma)),
+            canonical(text));
+}
+
+TEST(PassLowerWarpgroupProducts, EightBitProductsElsewhereAreAnErrorNamingTheTarget) {
+  const std::string text = eight_bit_product();
+  try {
+    run_pass(lower_warpgroup_products, text, TargetProfile::cuda(90, MmaStrategy::MmaSync));
+    FAIL() << "an 8-bit product was lowered to fragments";
+  } catch (const iron::Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("f8e4m3 operands multiply only as sm_90a's wgmma"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("sm_90"), std::string::npos) << message;
+  }
+}
+
+TEST(PassLowerWarpgroupProducts, TheVerifierHoldsEightBitProductsToTheInstructionsShapes) {
+  const auto problems_with = [](const std::string& from, const std::string& to) {
+    std::string text = eight_bit_product();
+    text.replace(text.find(from), from.size(), to);
+    return problems_of(ir::parse_kernel(text));
+  };
+  EXPECT_NE(problems_with("col, 64", "col, 16").find("multiple of 32 from 32 to 128"),
+            std::string::npos);
+  EXPECT_NE(problems_with("col, 64", "col, 160").find("multiple of 32 from 32 to 128"),
+            std::string::npos);
+  EXPECT_NE(problems_with("col, 64", "row, 64").find("column-major ([n, k]) only"),
+            std::string::npos);
 }
 
 TEST(PassLowerWarpgroupProducts, LoweredOnHopperWhenAnOperandIsNotInSwizzledRows) {
