@@ -743,6 +743,26 @@ def _gemm_fp8_peers(dims, dtype):
     return peers
 
 
+def _gemm_fp8_blockwise_inputs(dims, dtype, gen):
+    m, n, k = (d(dims, key) for key in ("m", "n", "k"))
+    blocks_k, blocks_n = -(-k // 128), -(-n // 128)
+    return (uniform((m, k), torch.float32, gen).to(torch.float8_e4m3fn),
+            uniform((n, k), torch.float32, gen).to(torch.float8_e4m3fn),
+            uniform((m, blocks_k), torch.float32, gen, 0.01, 1.0),
+            uniform((blocks_n, blocks_k), torch.float32, gen, 0.01, 1.0))
+
+
+def _gemm_fp8_blockwise_peers(dims, dtype):
+    # What a user without a block-scaled kernel writes: dequantize both operands, then cuBLAS.
+    def dequantized(a, b, scale_a, scale_b):
+        k = a.shape[1]
+        wa = a.float() * scale_a.repeat_interleave(128, dim=1)[:, :k]
+        wb = (b.float() * scale_b.repeat_interleave(128, dim=0)[:b.shape[0]]
+              .repeat_interleave(128, dim=1)[:, :k])
+        return wa.to(dtype) @ wb.to(dtype).t()
+    return {"dequantize + torch matmul": lambda: dequantized}
+
+
 def _quantize_fp8_inputs(dims, dtype, gen):
     return (uniform((d(dims, "blocks"), 128), dtype, gen, -4.0, 4.0),)
 
@@ -1225,6 +1245,7 @@ CASES = {
     "gemm_nk": (_gemm_inputs(False), _gemm_peers(False)),
     "gemm_epilogue": (_gemm_epilogue_inputs, _gemm_epilogue_peers),
     "gemm_fp8_nk": (_gemm_fp8_inputs, _gemm_fp8_peers),
+    "gemm_fp8_blockwise_nk": (_gemm_fp8_blockwise_inputs, _gemm_fp8_blockwise_peers),
     "quantize_fp8_g128": (_quantize_fp8_inputs, _quantize_fp8_peers),
     "gemm_batched": (_gemm_batched_inputs, _gemm_batched_peers),
     "gemv_affine": (_gemv_affine_inputs, _gemv_affine_peers),

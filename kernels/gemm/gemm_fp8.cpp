@@ -29,6 +29,18 @@
 /// ## Dispatch
 /// As iron_gemm_warpgroup_nk: a grid of ceil(n / bn) × ceil(m / bm) groups of exactly
 /// 2 · bm + 128 threads.
+///
+/// ## iron_gemm_fp8_blockwise_e4m3_nk
+/// out[i, j] = Σ_kb scale_a[i, kb] · scale_b[j / 128, kb] · Σ_{p in block kb} a[i, p] · b[j, p]:
+/// the block scaling of DeepSeek-V3 (§3.3.1): a's scales per row and 128 of k (what
+/// iron_quantize_fp8_e4m3_g128 makes of an activation), b's per 128×128 block of the weight.
+/// Layout: `scale_a [m, ceil(k / 128)]`, `scale_b [ceil(n / 128), ceil(k / 128)]` f32. The same
+/// product, each block's products accumulated apart (on sm_90a one wgmma step is one block) and
+/// folded into the f32 sum with their two scales once done, as DeepSeek-V3 promotes them out of
+/// the tensor cores (so no product stays in flight past its step). The error bound: each block
+/// as above with k = 128, then the f32 folds (γ over 2 · blocks + 2 roundings of S = Σ_kb
+/// |scales| · Σ |a · b|). Its knobs (bm 64 or 128, bn 128 or 64: a tile in one block of b's
+/// rows; stages, band) default to 64×128 tiles, whose two accumulators fit every target.
 #include <iron/iron.hpp>
 
 #include "gemm_warpgroup.hpp"
@@ -57,14 +69,70 @@ IRON_KERNEL_TEMPLATE(iron_gemm_fp8, (class F8),
 IRON_KERNEL_VARIANT(iron_gemm_fp8, e4m3_nk, f8e4m3);
 IRON_KERNEL_VARIANT(iron_gemm_fp8, e5m2_nk, f8e5m2);
 
+namespace {
+
+constexpr std::uint32_t kScaleBlock = 128;  ///< k (and n) per block scale
+
+/// The block scales of the blockwise form, as gemm::warpgroup::product folds them: a's per row
+/// and block of k (scale_a [m, blocks_k]), b's per block of 128 rows and of k (scale_b
+/// [ceil(n / 128), blocks_k]); a tile's columns lie in one block of b's rows (bn divides 128).
+struct Fp8BlockScales {
+  static constexpr std::uint32_t kBlock = kScaleBlock;
+  const Tensor<f32>& scale_a;
+  const Tensor<f32>& scale_b;
+  Expr<u32> blocks_k;
+
+  Expr<f32> scale(const Expr<u32>& r, const Expr<u32>& col0, const Expr<u32>& kb) const {
+    return load(scale_a[r * blocks_k + kb]) * load(scale_b[col0 / kBlock * blocks_k + kb]);
+  }
+};
+
+/// The blockwise form's knobs: no lag (each block is folded once its products are done) and
+/// tiles at most 128 columns wide (one block of b's rows); by default 64×128, one multiplying
+/// warpgroup, whose two accumulators (the sum and the block in hand) fit every target's
+/// registers (two warpgroups' spill on sm_80 and under wmma).
+dsl::TuningSpace blockwise_tuning_space() {
+  return dsl::TuningSpace{}
+      .knob("bm", {gemm::warpgroup::kBM / 2, gemm::warpgroup::kBM})
+      .knob("bn", {gemm::warpgroup::kBN / 2, gemm::warpgroup::kBN / 4})
+      .knob("stages", {gemm::warpgroup::kWideStages, 6, 3})
+      .knob("band", {gemm::kBandRows, 4, 16});
+}
+
+}  // namespace
+
+IRON_KERNEL_TEMPLATE(iron_gemm_fp8_blockwise, (class F8),
+                     (Tensor<F8> a, Tensor<F8> b, Tensor<f32> scale_a, Tensor<f32> scale_b,
+                      Out<T> out, Constexpr<u32> m, Constexpr<u32> n, Constexpr<u32> k)) {
+  layout(a, "[m, k]");
+  layout(b, "[n, k]");
+  layout(scale_a, "[m, ceil_div(k, 128)]");
+  layout(scale_b, "[ceil_div(n, 128), ceil_div(k, 128)]");
+  layout(out, "[m, n]");
+  const gemm::warpgroup::Shape shape{tuned("bm"), tuned("bn"), tuned("stages"), 0, tuned("band")};
+  gemm::warpgroup::declare(shape.bm, shape.bn);
+  const Fp8BlockScales blocks{scale_a, scale_b, (k + (kScaleBlock - 1)) / kScaleBlock};
+  gemm::warpgroup::tile_product(
+      a, b, m, n, k,
+      [&](const auto& r, const auto& c, const Expr<f32>& sum) {
+        store(out[r * n + c], cast<T>(sum));
+      },
+      shape, blocks);
+}
+IRON_KERNEL_VARIANT(iron_gemm_fp8_blockwise, e4m3_nk, f8e4m3);
+
 IRON_GEOMETRY(iron_gemm_fp8_e4m3_nk) {
   return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
 }
 IRON_GEOMETRY(iron_gemm_fp8_e5m2_nk) {
   return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
 }
+IRON_GEOMETRY(iron_gemm_fp8_blockwise_e4m3_nk) {
+  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
+}
 IRON_TUNING(iron_gemm_fp8_e4m3_nk) { return gemm::warpgroup::tuning_space(); }
 IRON_TUNING(iron_gemm_fp8_e5m2_nk) { return gemm::warpgroup::tuning_space(); }
+IRON_TUNING(iron_gemm_fp8_blockwise_e4m3_nk) { return blockwise_tuning_space(); }
 
 }  // namespace iron::kernels
 
@@ -124,6 +192,65 @@ testing::TestSetup fp8_setup(DType format, std::size_t m, std::size_t n, std::si
   return setup.grid(testing::geometry_grid(setup));
 }
 
+/// The blockwise form: scales per row of a and 128 of k, per 128×128 block of b; EXACT as
+/// fp8_setup's with scales that are powers of two, else random in [0.01, 1].
+testing::TestSetup blockwise_setup(std::size_t m, std::size_t n, std::size_t k, bool exact,
+                                   DType dt, testing::Rng& rng,
+                                   const dsl::TuningConfig& config = {}) {
+  const auto a = operand(m * k, DType::F8E4M3, exact, rng);
+  const auto b = operand(n * k, DType::F8E4M3, exact, rng);
+  const std::size_t blocks_k = (k + kScaleBlock - 1) / kScaleBlock;
+  const std::size_t blocks_n = (n + kScaleBlock - 1) / kScaleBlock;
+  const auto scales = [&](std::size_t count) {
+    std::vector<float> s = rng.uniform(count, exact ? -2.0f : 0.01f, exact ? 1.99f : 1.0f);
+    if (exact) {
+      for (float& x : s) x = std::ldexp(1.0f, static_cast<int>(std::floor(x)));
+    }
+    return s;
+  };
+  const std::vector<float> scale_a = scales(m * blocks_k);
+  const std::vector<float> scale_b = scales(blocks_n * blocks_k);
+  // The definition in double, and S = Σ_kb |scale| · Σ_{p in kb} |a · b|, the bound's scale.
+  std::vector<float> want(m * n);
+  double magnitude = 0.0;
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      double sum = 0.0;
+      double size = 0.0;
+      for (std::size_t kb = 0; kb < blocks_k; ++kb) {
+        double block = 0.0;
+        double block_size = 0.0;
+        for (std::size_t p = kb * kScaleBlock; p < std::min(k, (kb + 1) * kScaleBlock); ++p) {
+          block += double{a[i * k + p]} * double{b[j * k + p]};
+          block_size += std::fabs(double{a[i * k + p]} * double{b[j * k + p]});
+        }
+        const double s =
+            double{scale_a[i * blocks_k + kb]} * double{scale_b[j / kScaleBlock * blocks_k + kb]};
+        sum += s * block;
+        size += s * block_size;
+      }
+      want[i * n + j] = static_cast<float>(sum);
+      magnitude = std::max(magnitude, size);
+    }
+  }
+  const double block_error =
+      exact ? 0.0 : gamma_of(std::min<std::size_t>(k, kScaleBlock), kFp8SumRoundoff);
+  const double fold_error = testing::tolerance::gamma(2 * blocks_k + 2);
+  testing::TestSetup setup("iron_gemm_fp8_blockwise_e4m3_nk", dt, config);
+  setup.input("a", a)
+      .input("b", b)
+      .input("scale_a", scale_a)
+      .input("scale_b", scale_b)
+      .output("out", m * n)
+      .constant("m", static_cast<double>(m))
+      .constant("n", static_cast<double>(n))
+      .constant("k", static_cast<double>(k))
+      .expect("out", want)
+      .tolerance(testing::tolerance::stored(dt, (block_error + fold_error) * magnitude,
+                                            testing::tolerance::gamma(1)));
+  return setup.grid(testing::geometry_grid(setup));
+}
+
 /// The bench: random a and b in the format, per-tensor scales; peers: torch._scaled_mm
 /// (cuBLASLt's fp8 product, e4m3 only) and dequantize-then-matmul.
 bench::BenchSetup fp8_bench(DType format, std::size_t m, std::size_t n, std::size_t k, DType dt) {
@@ -178,6 +305,22 @@ IRON_TEST(iron_gemm_fp8_e4m3_nk, tuned_one_warpgroup_129x200x400, BF16) {
                    {{"bm", 64}, {"bn", 128}, {"stages", 3}, {"lag", 0}});
 }
 
+// Block scales: powers of two on small integers (exact), three blocks of k; random scales with
+// a partial last block of k and of b's rows, two multiplying warpgroups; k not a multiple of 16;
+// 64×64 tiles.
+IRON_TEST(iron_gemm_fp8_blockwise_e4m3_nk, exact_200x256x384, F32, BF16) {
+  return blockwise_setup(200, 256, 384, true, dt, rng);
+}
+IRON_TEST(iron_gemm_fp8_blockwise_e4m3_nk, partial_blocks_129x300x328, F16, BF16) {
+  return blockwise_setup(129, 300, 328, false, dt, rng, {{"bm", 128}});
+}
+IRON_TEST(iron_gemm_fp8_blockwise_e4m3_nk, unaligned_k_70x130x200, BF16) {
+  return blockwise_setup(70, 130, 200, false, dt, rng);
+}
+IRON_TEST(iron_gemm_fp8_blockwise_e4m3_nk, tuned_quarter_129x200x400, BF16) {
+  return blockwise_setup(129, 200, 400, true, dt, rng, {{"bm", 64}, {"bn", 64}, {"stages", 6}});
+}
+
 // The square product of the fp8 target (against Iron's own bf16 iron_gemm_warpgroup_nk at the
 // same shape), a smaller one, and an 8B model's FFN up projection at 4096 tokens.
 IRON_BENCH(iron_gemm_fp8_e4m3_nk, m8192_n8192_k8192, BF16) {
@@ -188,6 +331,23 @@ IRON_BENCH(iron_gemm_fp8_e4m3_nk, m4096_n4096_k4096, BF16) {
 }
 IRON_BENCH(iron_gemm_fp8_e4m3_nk, m4096_n14336_k4096, BF16) {
   return fp8_bench(DType::F8E4M3, 4096, 14336, 4096, dt);
+}
+IRON_BENCH(iron_gemm_fp8_blockwise_e4m3_nk, m8192_n8192_k8192, BF16) {
+  bench::BenchSetup setup("iron_gemm_fp8_blockwise_e4m3_nk", dt);
+  constexpr std::size_t kSize = 8192;
+  constexpr std::size_t kBlocks = kSize / kScaleBlock;
+  setup.random("a", kSize * kSize)
+      .random("b", kSize * kSize)
+      .random("scale_a", kSize * kBlocks, 0.01f, 1.0f)
+      .random("scale_b", kBlocks * kBlocks, 0.01f, 1.0f)
+      .output("out", kSize * kSize)
+      .constant("m", kSize)
+      .constant("n", kSize)
+      .constant("k", kSize);
+  return setup.grid(bench::geometry_grid(setup))
+      .bytes_moved(2 * kSize * kSize + kSize * kSize * dtype_size(dt))
+      .flops(2 * kSize * kSize * kSize)
+      .peer("gemm_fp8_blockwise_nk", {{"m", kSize}, {"n", kSize}, {"k", kSize}});
 }
 IRON_BENCH(iron_gemm_fp8_e5m2_nk, m8192_n8192_k8192, BF16) {
   return fp8_bench(DType::F8E5M2, 8192, 8192, 8192, dt);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <iron/iron.hpp>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -145,6 +146,9 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
   }
 }
 
+/// The product's sums as they are: no scale per block of k.
+struct NoBlockScales {};
+
 /// Calls epilogue(r, c, sum) for every element (r, c) of the BM×BN tile of a · bᵀ at (row0,
 /// col0) inside out (a [m, k], b [n, k], both T = f16, bf16 or an 8-bit float), sum the f32
 /// Σ_p a[r, p] · b[c, p], through `rings` of R: a ring of `stages` steps, each step's product in
@@ -152,13 +156,17 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
 /// else step by step, each element converted to R on its way in (exactly: R holds every T
 /// value). STAGED: the sums reach the epilogue through shared memory (staged_epilogue), else each
 /// lane hands over the elements it holds. WHOLE_TILES as staged_epilogue.
+/// With `blocks` (a type with kBlock, a multiple of the step, and scale(r, col0, kb)), the sum is
+/// instead Σ_kb blocks.scale(r, col0, kb) · Σ_{p in block kb} a[r, p] · b[c, p]: each block's
+/// products accumulate apart and are folded in, scaled, once the block's last step is
+/// multiplied (so lag is 0).
 template <std::uint32_t BM, std::uint32_t BN, bool STAGED, bool WHOLE_TILES, class T, class R,
-          bool RING, class Epilogue>
+          bool RING, class Epilogue, class Blocks = NoBlockScales>
 void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uint32_t lag,
              const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
              const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
-             const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
-             Epilogue&& epilogue) {
+             const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue,
+             const Blocks& blocks = {}) {
   using namespace iron::dsl;
   constexpr std::uint32_t kStep = Rings<R, BM, BN, RING>::kStep;
   constexpr std::uint32_t kStageA = Rings<R, BM, BN, RING>::kStageA;
@@ -171,11 +179,33 @@ void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uin
   const Matrix<T> ma{a, Expr<u32>(0u), m, k};
   const Matrix<T> mb{b, Expr<u32>(0u), n, k};
 
+  constexpr bool kBlockScaled = !std::is_same_v<Blocks, NoBlockScales>;
   FragAcc<16, BN> acc;
-  const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0, std::uint32_t in_flight) {
-    warpgroup_mma<kStep>(acc, tile_a, a0 + group * 64u * kStep, kStep, tile_b, b0, kStep);
+  std::optional<FragAcc<16, BN>> block;  // the products of the block of k in hand
+  if constexpr (kBlockScaled) {
+    static_assert(Blocks::kBlock % kStep == 0, "a block of k is whole steps");
+    block.emplace();
+  }
+  // Folds `block` into acc with each row's scale of block kb, and empties it.
+  const auto fold = [&](const Expr<u32>& kb) {
+    if constexpr (kBlockScaled) {
+      auto rows = row0 + group * 64u + simdgroup_id() % 4u * 16u;
+      for (std::uint32_t slot = 0; slot < FragAcc<16, BN>::elements; ++slot) {
+        auto r = min(rows + block->row(slot), m - 1u);  // rows past m are never written
+        acc.set(slot, acc.get(slot) + block->get(slot) * blocks.scale(r, col0, kb));
+        block->set(slot, 0.0f);
+      }
+    }
+  };
+  const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0, std::uint32_t in_flight,
+                            const Expr<u32>& p0) {
+    FragAcc<16, BN>& into = kBlockScaled ? *block : acc;
+    warpgroup_mma<kStep>(into, tile_a, a0 + group * 64u * kStep, kStep, tile_b, b0, kStep);
     warpgroup_commit();
-    warpgroup_wait(in_flight, acc);
+    warpgroup_wait(kBlockScaled ? 0 : in_flight, into);
+    if constexpr (kBlockScaled) {
+      IRON_IF((p0 + kStep) % Blocks::kBlock == 0u || p0 + kStep >= k) { fold(p0 / Blocks::kBlock); }
+    }
   };
   const auto step_by_step = [&] {
     for (auto p0 : range(0u, k, kStep)) {
@@ -183,7 +213,7 @@ void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uin
       copy_tile(mb, tile_b, kStep, col0, p0, BN, kStep);
       fence_async_proxy();
       barrier();
-      IRON_IF(consumer) { multiply(Expr<u32>(0u), Expr<u32>(0u), 0); }
+      IRON_IF(consumer) { multiply(Expr<u32>(0u), Expr<u32>(0u), 0, p0); }
       barrier();
     }
   };
@@ -196,8 +226,8 @@ void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uin
             copy_tile_async<BM, kStep>(tile_a, slot * kStageA, a, Expr<u32>(0u), m, k, row0, p0);
             copy_tile_async<BN, kStep>(tile_b, slot * kStageB, b, Expr<u32>(0u), n, k, col0, p0);
           },
-          [&](const Expr<u32>&, const Expr<u32>& slot) {
-            multiply(slot * kStageA, slot * kStageB, lag);
+          [&](const Expr<u32>& p0, const Expr<u32>& slot) {
+            multiply(slot * kStageA, slot * kStageB, lag, p0);
           },
           lag, Specialized{kConsumerThreads});
       if (lag != 0) warpgroup_wait(0, acc);
@@ -259,38 +289,38 @@ void with_tile(const Shape& shape, Run&& run) {
 /// 128×128), which Metal's threadgroup memory holds. Both sum every element in the same k order,
 /// so both paths give the same bits. 8-bit floats multiply as such on sm_90a (128 of k a step);
 /// elsewhere they are converted to f16 on their way to shared memory (fallback_ring_t), step by
-/// step. WHOLE_TILES as staged_epilogue.
-template <bool WHOLE_TILES = true, class T, class Epilogue>
+/// step. WHOLE_TILES as staged_epilogue; `blocks` as product's.
+template <bool WHOLE_TILES = true, class T, class Epilogue, class Blocks = NoBlockScales>
 void tile_product_at(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
                      const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                      const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
-                     Epilogue&& epilogue, const Shape& shape = {}) {
+                     Epilogue&& epilogue, const Shape& shape = {}, const Blocks& blocks = {}) {
   using namespace iron::dsl;
   with_tile(shape, [&]<std::uint32_t BM, std::uint32_t BN>() {
     constexpr std::uint32_t kPiece = BN < kBN / 2 ? BN : kBN / 2;
     IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
       const Rings<T, BM, BN> rings;
       product<BM, BN, true, WHOLE_TILES>(rings, shape.stages, shape.lag, a, b, m, n, k, row0, col0,
-                                         epilogue);
+                                         epilogue, blocks);
     }
     IRON_ELSE {
       using R = fallback_ring_t<T>;
       const Rings<R, BM, kPiece, std::is_same_v<T, R>> piece;
       for (std::uint32_t h = 0; h < BN / kPiece; ++h) {
         product<BM, kPiece, false, WHOLE_TILES>(piece, kStages, 0, a, b, m, n, k, row0,
-                                                col0 + h * kPiece, epilogue);
+                                                col0 + h * kPiece, epilogue, blocks);
       }
     }
   });
 }
 
 /// This group's tile in the banded launch order (banded_tile), as tile_product_at.
-template <class T, class Epilogue>
+template <class T, class Epilogue, class Blocks = NoBlockScales>
 void tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
                   const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue,
-                  const Shape& shape = {}) {
+                  const Shape& shape = {}, const Blocks& blocks = {}) {
   const auto [row0, col0] = banded_tile(shape.bm, shape.bn, shape.band);
-  tile_product_at<true>(a, b, m, n, k, row0, col0, epilogue, shape);
+  tile_product_at<true>(a, b, m, n, k, row0, col0, epilogue, shape, blocks);
 }
 
 /// The dispatch and grid: a group of threads_of(bm) threads per bm×bn tile of out.
