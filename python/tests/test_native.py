@@ -63,6 +63,39 @@ class OnTheSimulator(unittest.TestCase):
                 self.assertAlmostEqual(got[r * n + j], weights[j] / total, delta=2e-3)
 
 
+def e4m3_value(byte):
+    """The value of an e4m3 byte from its fields (bias 7; 0x7F and 0xFF are NaN)."""
+    sign = -1.0 if byte & 0x80 else 1.0
+    exponent, mantissa = (byte >> 3) & 0xF, byte & 7
+    if byte & 0x7F == 0x7F:
+        return float("nan")
+    if exponent == 0:
+        return sign * mantissa * 2.0 ** -9
+    return sign * (1 + mantissa / 8) * 2.0 ** (exponent - 7)
+
+
+class EightBitFloats(unittest.TestCase):
+    def test_quantize_writes_the_nearest_e4m3_bytes(self):
+        x = [((i * 37) % 101 - 50) * 0.173 for i in range(256)]
+        inp = floats(x)
+        q = ctypes.create_string_buffer(256)
+        scales = floats([float("nan")] * 2)
+        _native.launch("iron_quantize_fp8_e4m3_g128", "f32",
+                       [tensor(inp), Tensor(ctypes.addressof(q), 256, "f8e4m3"),
+                        tensor(scales), 2], False)
+        finite = [b for b in range(256) if b & 0x7F != 0x7F]
+        for group in range(2):
+            block = x[group * 128:(group + 1) * 128]
+            scale = struct.unpack("<f", struct.pack("<f", max(abs(v) for v in block) / 448))[0]
+            self.assertAlmostEqual(scales[group], scale, places=6)
+            for i, v in enumerate(block):
+                got = q.raw[group * 128 + i]
+                target = v / scales[group]
+                best = min(abs(e4m3_value(b) - target) for b in finite)
+                self.assertAlmostEqual(abs(e4m3_value(got) - target), best, places=6,
+                                       msg=f"element {i} of group {group}: byte {got:#x}")
+
+
 class Refusals(unittest.TestCase):
     def setUp(self):
         self.inp, self.out = floats([1.0] * 64), floats([0.0] * 64)
