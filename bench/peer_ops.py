@@ -743,6 +743,26 @@ def _gemm_fp8_peers(dims, dtype):
     return peers
 
 
+def _gemm_fp8_rowwise_inputs(dims, dtype, gen):
+    m, n, k = (d(dims, key) for key in ("m", "n", "k"))
+    return (uniform((m, k), torch.float32, gen).to(torch.float8_e4m3fn),
+            uniform((n, k), torch.float32, gen).to(torch.float8_e4m3fn),
+            uniform((m,), torch.float32, gen, 0.01, 1.0),
+            uniform((n,), torch.float32, gen, 0.01, 1.0))
+
+
+def _gemm_fp8_rowwise_peers(dims, dtype):
+    # cuBLASLt's rowwise-scaled fp8 product (scale_a [m, 1], scale_b [1, n]), and the composite.
+    def scaled_mm(a, b, scale_a, scale_b):
+        return torch._scaled_mm(a, b.t(), scale_a=scale_a[:, None], scale_b=scale_b[None, :],
+                                out_dtype=dtype)
+
+    def dequantized(a, b, scale_a, scale_b):
+        return ((a.to(dtype) @ b.to(dtype).t()) * scale_a[:, None] * scale_b[None, :]).to(dtype)
+    return {"torch._scaled_mm rowwise (cuBLASLt fp8)": lambda: scaled_mm,
+            "dequantize + torch matmul": lambda: dequantized}
+
+
 def _gemm_fp8_blockwise_inputs(dims, dtype, gen):
     m, n, k = (d(dims, key) for key in ("m", "n", "k"))
     blocks_k, blocks_n = -(-k // 128), -(-n // 128)
@@ -1245,6 +1265,7 @@ CASES = {
     "gemm_nk": (_gemm_inputs(False), _gemm_peers(False)),
     "gemm_epilogue": (_gemm_epilogue_inputs, _gemm_epilogue_peers),
     "gemm_fp8_nk": (_gemm_fp8_inputs, _gemm_fp8_peers),
+    "gemm_fp8_rowwise_nk": (_gemm_fp8_rowwise_inputs, _gemm_fp8_rowwise_peers),
     "gemm_fp8_blockwise_nk": (_gemm_fp8_blockwise_inputs, _gemm_fp8_blockwise_peers),
     "quantize_fp8_g128": (_quantize_fp8_inputs, _quantize_fp8_peers),
     "gemm_batched": (_gemm_batched_inputs, _gemm_batched_peers),

@@ -30,6 +30,11 @@
 /// As iron_gemm_warpgroup_nk: a grid of ceil(n / bn) × ceil(m / bm) groups of exactly
 /// 2 · bm + 128 threads.
 ///
+/// ## iron_gemm_fp8_rowwise_e4m3_nk
+/// out[i, j] = scale_a[i] · scale_b[j] · Σ_p a[i, p] · b[j, p]: a scale per token and per output
+/// channel (`scale_a [m]`, `scale_b [n]` f32), applied in the epilogue; otherwise the per-tensor
+/// form (the bound gains the two scales' roundings).
+///
 /// ## iron_gemm_fp8_blockwise_e4m3_nk
 /// out[i, j] = Σ_kb scale_a[i, kb] · scale_b[j / 128, kb] · Σ_{p in block kb} a[i, p] · b[j, p]:
 /// the block scaling of DeepSeek-V3 (§3.3.1): a's scales per row and 128 of k (what
@@ -48,13 +53,13 @@
 namespace iron::kernels {
 using namespace iron::dsl;
 
-IRON_KERNEL_TEMPLATE(iron_gemm_fp8, (class F8),
+IRON_KERNEL_TEMPLATE(iron_gemm_fp8, (class F8, bool ROWWISE),
                      (Tensor<F8> a, Tensor<F8> b, Tensor<f32> scale_a, Tensor<f32> scale_b,
                       Out<T> out, Constexpr<u32> m, Constexpr<u32> n, Constexpr<u32> k)) {
   layout(a, "[m, k]");
   layout(b, "[n, k]");
-  layout(scale_a, "[1]");
-  layout(scale_b, "[1]");
+  layout(scale_a, ROWWISE ? "[m]" : "[1]");
+  layout(scale_b, ROWWISE ? "[n]" : "[1]");
   layout(out, "[m, n]");
   const gemm::warpgroup::Shape shape = gemm::warpgroup::tuned_shape();
   gemm::warpgroup::declare(shape.bm, shape.bn);
@@ -62,12 +67,17 @@ IRON_KERNEL_TEMPLATE(iron_gemm_fp8, (class F8),
   gemm::warpgroup::tile_product(
       a, b, m, n, k,
       [&](const auto& r, const auto& c, const Expr<f32>& sum) {
-        store(out[r * n + c], cast<T>(sum * scale));
+        if constexpr (ROWWISE) {
+          store(out[r * n + c], cast<T>(sum * load(scale_a[r]) * load(scale_b[c])));
+        } else {
+          store(out[r * n + c], cast<T>(sum * scale));
+        }
       },
       shape);
 }
-IRON_KERNEL_VARIANT(iron_gemm_fp8, e4m3_nk, f8e4m3);
-IRON_KERNEL_VARIANT(iron_gemm_fp8, e5m2_nk, f8e5m2);
+IRON_KERNEL_VARIANT(iron_gemm_fp8, e4m3_nk, f8e4m3, false);
+IRON_KERNEL_VARIANT(iron_gemm_fp8, e5m2_nk, f8e5m2, false);
+IRON_KERNEL_VARIANT(iron_gemm_fp8, rowwise_e4m3_nk, f8e4m3, true);
 
 namespace {
 
@@ -127,11 +137,15 @@ IRON_GEOMETRY(iron_gemm_fp8_e4m3_nk) {
 IRON_GEOMETRY(iron_gemm_fp8_e5m2_nk) {
   return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
 }
+IRON_GEOMETRY(iron_gemm_fp8_rowwise_e4m3_nk) {
+  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
+}
 IRON_GEOMETRY(iron_gemm_fp8_blockwise_e4m3_nk) {
   return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
 }
 IRON_TUNING(iron_gemm_fp8_e4m3_nk) { return gemm::warpgroup::tuning_space(); }
 IRON_TUNING(iron_gemm_fp8_e5m2_nk) { return gemm::warpgroup::tuning_space(); }
+IRON_TUNING(iron_gemm_fp8_rowwise_e4m3_nk) { return gemm::warpgroup::tuning_space(); }
 IRON_TUNING(iron_gemm_fp8_blockwise_e4m3_nk) { return blockwise_tuning_space(); }
 
 }  // namespace iron::kernels
@@ -189,6 +203,37 @@ testing::TestSetup fp8_setup(DType format, std::size_t m, std::size_t n, std::si
       .constant("k", static_cast<double>(k))
       .expect("out", gemm_oracle(a, b, m, n, k, false, scale))
       .tolerance(testing::tolerance::stored(dt, scale * sum_error, testing::tolerance::gamma(2)));
+  return setup.grid(testing::geometry_grid(setup));
+}
+
+/// The rowwise form: a scale per row of a (a token's) and per row of b (an output channel's),
+/// random in [0.01, 1]; the oracle in double, the bound scaled by the largest pair.
+testing::TestSetup rowwise_setup(std::size_t m, std::size_t n, std::size_t k, bool exact, DType dt,
+                                 testing::Rng& rng) {
+  const auto a = operand(m * k, DType::F8E4M3, exact, rng);
+  const auto b = operand(n * k, DType::F8E4M3, exact, rng);
+  const std::vector<float> scale_a = rng.uniform(m, 0.01f, 1.0f);
+  const std::vector<float> scale_b = rng.uniform(n, 0.01f, 1.0f);
+  std::vector<float> want = gemm_oracle(a, b, m, n, k, false, 1.0);
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      want[i * n + j] = static_cast<float>(double{want[i * n + j]} * scale_a[i] * scale_b[j]);
+    }
+  }
+  const double sums = max_abs_dot(a, b, m, n, k, false);
+  const double sum_error = exact ? 0.0 : gamma_of(k, kFp8SumRoundoff);
+  testing::TestSetup setup("iron_gemm_fp8_rowwise_e4m3_nk", dt);
+  setup.input("a", a)
+      .input("b", b)
+      .input("scale_a", scale_a)
+      .input("scale_b", scale_b)
+      .output("out", m * n)
+      .constant("m", static_cast<double>(m))
+      .constant("n", static_cast<double>(n))
+      .constant("k", static_cast<double>(k))
+      .expect("out", want)
+      .tolerance(testing::tolerance::stored(dt, (sum_error + testing::tolerance::gamma(3)) * sums,
+                                            testing::tolerance::gamma(3)));
   return setup.grid(testing::geometry_grid(setup));
 }
 
@@ -305,6 +350,14 @@ IRON_TEST(iron_gemm_fp8_e4m3_nk, tuned_one_warpgroup_129x200x400, BF16) {
                    {{"bm", 64}, {"bn", 128}, {"stages", 3}, {"lag", 0}});
 }
 
+// A scale per token and per output channel: whole tiles (exact), tiles past the edges.
+IRON_TEST(iron_gemm_fp8_rowwise_e4m3_nk, exact_256x512x256, F32, BF16) {
+  return rowwise_setup(256, 512, 256, true, dt, rng);
+}
+IRON_TEST(iron_gemm_fp8_rowwise_e4m3_nk, past_a_tile_129x300x208, F16, BF16) {
+  return rowwise_setup(129, 300, 208, false, dt, rng);
+}
+
 // Block scales: powers of two on small integers (exact), three blocks of k; random scales with
 // a partial last block of k and of b's rows, two multiplying warpgroups; k not a multiple of 16;
 // 64×64 tiles.
@@ -348,6 +401,22 @@ IRON_BENCH(iron_gemm_fp8_blockwise_e4m3_nk, m8192_n8192_k8192, BF16) {
       .bytes_moved(2 * kSize * kSize + kSize * kSize * dtype_size(dt))
       .flops(2 * kSize * kSize * kSize)
       .peer("gemm_fp8_blockwise_nk", {{"m", kSize}, {"n", kSize}, {"k", kSize}});
+}
+IRON_BENCH(iron_gemm_fp8_rowwise_e4m3_nk, m8192_n8192_k8192, BF16) {
+  bench::BenchSetup setup("iron_gemm_fp8_rowwise_e4m3_nk", dt);
+  constexpr std::size_t kSize = 8192;
+  setup.random("a", kSize * kSize)
+      .random("b", kSize * kSize)
+      .random("scale_a", kSize, 0.01f, 1.0f)
+      .random("scale_b", kSize, 0.01f, 1.0f)
+      .output("out", kSize * kSize)
+      .constant("m", kSize)
+      .constant("n", kSize)
+      .constant("k", kSize);
+  return setup.grid(bench::geometry_grid(setup))
+      .bytes_moved(2 * kSize * kSize + kSize * kSize * dtype_size(dt))
+      .flops(2 * kSize * kSize * kSize)
+      .peer("gemm_fp8_rowwise_nk", {{"m", kSize}, {"n", kSize}, {"k", kSize}});
 }
 IRON_BENCH(iron_gemm_fp8_e5m2_nk, m8192_n8192_k8192, BF16) {
   return fp8_bench(DType::F8E5M2, 8192, 8192, 8192, dt);
