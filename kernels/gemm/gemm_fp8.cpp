@@ -318,6 +318,27 @@ bench::BenchSetup fp8_bench(DType format, std::size_t m, std::size_t n, std::siz
                             {"e5m2", e5m2 ? 1.0 : 0.0}});
 }
 
+constexpr std::size_t kSquare = 8192;  ///< the square bench's m = n = k
+
+/// The kSquare³ bench of a form with scale tensors of `scales_a` and `scales_b` elements
+/// (random in [0.01, 1]) and the peer case `peer`.
+bench::BenchSetup scaled_square_bench(const char* kernel, const char* peer, std::size_t scales_a,
+                                      std::size_t scales_b, DType dt) {
+  bench::BenchSetup setup(kernel, dt);
+  setup.random("a", kSquare * kSquare)
+      .random("b", kSquare * kSquare)
+      .random("scale_a", scales_a, 0.01f, 1.0f)
+      .random("scale_b", scales_b, 0.01f, 1.0f)
+      .output("out", kSquare * kSquare)
+      .constant("m", kSquare)
+      .constant("n", kSquare)
+      .constant("k", kSquare);
+  return setup.grid(bench::geometry_grid(setup))
+      .bytes_moved(2 * kSquare * kSquare + kSquare * kSquare * dtype_size(dt))
+      .flops(2 * kSquare * kSquare * kSquare)
+      .peer(peer, {{"m", kSquare}, {"n", kSquare}, {"k", kSquare}});
+}
+
 }  // namespace
 
 // Small integers (exact on every accumulator): whole tiles, three 128-deep steps; random values
@@ -386,37 +407,13 @@ IRON_BENCH(iron_gemm_fp8_e4m3_nk, m4096_n14336_k4096, BF16) {
   return fp8_bench(DType::F8E4M3, 4096, 14336, 4096, dt);
 }
 IRON_BENCH(iron_gemm_fp8_blockwise_e4m3_nk, m8192_n8192_k8192, BF16) {
-  bench::BenchSetup setup("iron_gemm_fp8_blockwise_e4m3_nk", dt);
-  constexpr std::size_t kSize = 8192;
-  constexpr std::size_t kBlocks = kSize / kScaleBlock;
-  setup.random("a", kSize * kSize)
-      .random("b", kSize * kSize)
-      .random("scale_a", kSize * kBlocks, 0.01f, 1.0f)
-      .random("scale_b", kBlocks * kBlocks, 0.01f, 1.0f)
-      .output("out", kSize * kSize)
-      .constant("m", kSize)
-      .constant("n", kSize)
-      .constant("k", kSize);
-  return setup.grid(bench::geometry_grid(setup))
-      .bytes_moved(2 * kSize * kSize + kSize * kSize * dtype_size(dt))
-      .flops(2 * kSize * kSize * kSize)
-      .peer("gemm_fp8_blockwise_nk", {{"m", kSize}, {"n", kSize}, {"k", kSize}});
+  constexpr std::size_t kBlocks = kSquare / kScaleBlock;
+  return scaled_square_bench("iron_gemm_fp8_blockwise_e4m3_nk", "gemm_fp8_blockwise_nk",
+                             kSquare * kBlocks, kBlocks * kBlocks, dt);
 }
 IRON_BENCH(iron_gemm_fp8_rowwise_e4m3_nk, m8192_n8192_k8192, BF16) {
-  bench::BenchSetup setup("iron_gemm_fp8_rowwise_e4m3_nk", dt);
-  constexpr std::size_t kSize = 8192;
-  setup.random("a", kSize * kSize)
-      .random("b", kSize * kSize)
-      .random("scale_a", kSize, 0.01f, 1.0f)
-      .random("scale_b", kSize, 0.01f, 1.0f)
-      .output("out", kSize * kSize)
-      .constant("m", kSize)
-      .constant("n", kSize)
-      .constant("k", kSize);
-  return setup.grid(bench::geometry_grid(setup))
-      .bytes_moved(2 * kSize * kSize + kSize * kSize * dtype_size(dt))
-      .flops(2 * kSize * kSize * kSize)
-      .peer("gemm_fp8_rowwise_nk", {{"m", kSize}, {"n", kSize}, {"k", kSize}});
+  return scaled_square_bench("iron_gemm_fp8_rowwise_e4m3_nk", "gemm_fp8_rowwise_nk", kSquare,
+                             kSquare, dt);
 }
 IRON_BENCH(iron_gemm_fp8_e5m2_nk, m8192_n8192_k8192, BF16) {
   return fp8_bench(DType::F8E5M2, 8192, 8192, 8192, dt);

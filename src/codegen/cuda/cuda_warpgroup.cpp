@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "iron/core/error.hpp"
 
 namespace iron::codegen::cuda {
@@ -33,6 +35,18 @@ std::string_view ptx_operand_type(DType t) {
   }
 }
 
+/// The accumulator's `regs` registers as a wgmma's operand list ("%0, %1, …") and as the asm's
+/// read-write outputs ("+f"(d[0]), …).
+std::pair<std::string, std::string> accumulator_operands(std::uint32_t regs) {
+  std::string list;
+  std::string outputs;
+  for (std::uint32_t i = 0; i < regs; ++i) {
+    list += fmt::format("{}%{}", i == 0 ? "" : ", ", i);
+    outputs += fmt::format("{}\"+f\"(d[{}])", i == 0 ? "" : ", ", i);
+  }
+  return {list, outputs};
+}
+
 std::string product_name(DType t, std::uint32_t n, bool a_in_registers) {
   return fmt::format("iron_wgmma_{}{}_n{}", a_in_registers ? "rs_" : "", dtype_name(t), n);
 }
@@ -42,12 +56,7 @@ std::string product_name(DType t, std::uint32_t n, bool a_in_registers) {
 /// down an MN-major B, B_ROWS), A's likewise or its registers 16 columns at a time.
 c_like::Helper product_helper(DType t, std::uint32_t n, bool a_in_registers) {
   const std::uint32_t regs = n / 2;
-  std::string list;
-  std::string outputs;
-  for (std::uint32_t i = 0; i < regs; ++i) {
-    list += fmt::format("{}%{}", i == 0 ? "" : ", ", i);
-    outputs += fmt::format("{}\"+f\"(d[{}])", i == 0 ? "" : ", ", i);
-  }
+  const auto [list, outputs] = accumulator_operands(regs);
   const std::string_view ptx_type = ptx_operand_type(t);
   const std::string name = product_name(t, n, a_in_registers);
   // Operands after the accumulators: A (a descriptor, or four registers), B's descriptor, the
@@ -97,12 +106,7 @@ __device__ __forceinline__ void {2}(float* d, {3} a, const void* b) {{
 /// has no transposes for them): K / 32 instructions, each 32 bytes further along the rows.
 c_like::Helper product_helper_8bit(DType t, std::uint32_t n) {
   const std::uint32_t regs = n / 2;
-  std::string list;
-  std::string outputs;
-  for (std::uint32_t i = 0; i < regs; ++i) {
-    list += fmt::format("{}%{}", i == 0 ? "" : ", ", i);
-    outputs += fmt::format("{}\"+f\"(d[{}])", i == 0 ? "" : ", ", i);
-  }
+  const auto [list, outputs] = accumulator_operands(regs);
   const std::string name = product_name(t, n, false);
   std::string text = fmt::format(
       R"(// d (this simdgroup's 16×{0} part of the warpgroup's 64×{0}) += A · B, K deep, by wgmma on
