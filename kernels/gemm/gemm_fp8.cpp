@@ -157,35 +157,17 @@ IRON_TUNING(iron_gemm_fp8_blockwise_e4m3_nk) { return blockwise_tuning_space(); 
 #include <iron/testing/geometry.hpp>
 #include <iron/testing/registry.hpp>
 
+#include "fp8_test_data.hpp"
 #include "gemm_oracle.hpp"
 
 namespace iron::kernels {
 
 namespace {
 
-/// The accumulator precision the GPU bound assumes for 8-bit products (see the error bound).
-constexpr double kFp8SumRoundoff = 0x1p-12;
-
-/// γ_k for a unit roundoff u: k·u / (1 − k·u).
-double gamma_of(std::size_t k, double u) {
-  const double ku = static_cast<double>(k) * u;
-  return ku / (1.0 - ku);
-}
-
-/// Values for a and b: EXACT, integers in [-3, 3] (every partial sum an integer below 2^12, so
-/// any accumulator of 12 or more bits sums them exactly); else uniform in [-8, 8] rounded to the
-/// format, every exponent from its subnormals up.
-std::vector<float> operand(std::size_t count, DType format, bool exact, testing::Rng& rng) {
-  if (!exact) return testing::round_through(rng.uniform(count, -8.0f, 8.0f), format);
-  std::vector<float> v = rng.uniform(count, -3.49f, 3.49f);
-  for (float& x : v) x = std::round(x);
-  return v;
-}
-
 testing::TestSetup fp8_setup(DType format, std::size_t m, std::size_t n, std::size_t k, bool exact,
                              DType dt, testing::Rng& rng, const dsl::TuningConfig& config = {}) {
-  const auto a = operand(m * k, format, exact, rng);
-  const auto b = operand(n * k, format, exact, rng);
+  const auto a = fp8_operand(m * k, format, exact, rng);
+  const auto b = fp8_operand(n * k, format, exact, rng);
   const double scale_a = 0.5;
   const double scale_b = exact ? 0.375 : 0.0625;
   const double scale = scale_a * scale_b;
@@ -210,8 +192,8 @@ testing::TestSetup fp8_setup(DType format, std::size_t m, std::size_t n, std::si
 /// random in [0.01, 1]; the oracle in double, the bound scaled by the largest pair.
 testing::TestSetup rowwise_setup(std::size_t m, std::size_t n, std::size_t k, bool exact, DType dt,
                                  testing::Rng& rng) {
-  const auto a = operand(m * k, DType::F8E4M3, exact, rng);
-  const auto b = operand(n * k, DType::F8E4M3, exact, rng);
+  const auto a = fp8_operand(m * k, DType::F8E4M3, exact, rng);
+  const auto b = fp8_operand(n * k, DType::F8E4M3, exact, rng);
   const std::vector<float> scale_a = rng.uniform(m, 0.01f, 1.0f);
   const std::vector<float> scale_b = rng.uniform(n, 0.01f, 1.0f);
   std::vector<float> want = gemm_oracle(a, b, m, n, k, false, 1.0);
@@ -242,19 +224,12 @@ testing::TestSetup rowwise_setup(std::size_t m, std::size_t n, std::size_t k, bo
 testing::TestSetup blockwise_setup(std::size_t m, std::size_t n, std::size_t k, bool exact,
                                    DType dt, testing::Rng& rng,
                                    const dsl::TuningConfig& config = {}) {
-  const auto a = operand(m * k, DType::F8E4M3, exact, rng);
-  const auto b = operand(n * k, DType::F8E4M3, exact, rng);
+  const auto a = fp8_operand(m * k, DType::F8E4M3, exact, rng);
+  const auto b = fp8_operand(n * k, DType::F8E4M3, exact, rng);
   const std::size_t blocks_k = (k + kScaleBlock - 1) / kScaleBlock;
   const std::size_t blocks_n = (n + kScaleBlock - 1) / kScaleBlock;
-  const auto scales = [&](std::size_t count) {
-    std::vector<float> s = rng.uniform(count, exact ? -2.0f : 0.01f, exact ? 1.99f : 1.0f);
-    if (exact) {
-      for (float& x : s) x = std::ldexp(1.0f, static_cast<int>(std::floor(x)));
-    }
-    return s;
-  };
-  const std::vector<float> scale_a = scales(m * blocks_k);
-  const std::vector<float> scale_b = scales(blocks_n * blocks_k);
+  const std::vector<float> scale_a = fp8_block_scales(m * blocks_k, exact, rng);
+  const std::vector<float> scale_b = fp8_block_scales(blocks_n * blocks_k, exact, rng);
   // The definition in double, and S = Σ_kb |scale| · Σ_{p in kb} |a · b|, the bound's scale.
   std::vector<float> want(m * n);
   double magnitude = 0.0;

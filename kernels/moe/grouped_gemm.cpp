@@ -1,5 +1,6 @@
-/// iron_moe_gemm, iron_moe_gemm_affine_b4_g{32,64,128}, iron_moe_gemm_mxfp4: the experts'
-/// products of a mixture-of-experts layer in one launch. Row r of x_sorted belongs to the expert
+/// iron_moe_gemm, iron_moe_gemm_affine_b4_g{32,64,128}, iron_moe_gemm_mxfp4,
+/// iron_moe_gemm_fp8_blockwise_e4m3: the experts' products of a mixture-of-experts layer in one
+/// launch. Row r of x_sorted belongs to the expert
 /// e with offsets[e] ≤ r < offsets[e + 1] (iron_moe_sort's offsets, iron_moe_permute's rows) and
 /// out[r, j] = Σ_p x_sorted[r, p] · w[e, j, p]; the rows from offsets[experts] on, which no
 /// assignment took, are zeros.
@@ -8,9 +9,14 @@
 /// quantized along k as iron_gemm's quantized forms take it (MLX affine 4-bit codes in groups of
 /// G, OCP MXFP4), each expert's rows after the previous expert's.
 ///
+/// The fp8 form is DeepSeek-V3's: x_sorted and the weights in e4m3 with block scales, x's per row
+/// and 128 of k (iron_quantize_fp8_e4m3_g128 of the permuted activations), each expert's weight's
+/// per 128×128 block: out[r, j] = Σ_kb scale_x[r, kb] · scale_w[e, j / 128, kb] · Σ_{p in kb}
+/// x_sorted[r, p] · w[e, j, p].
+///
 /// ## Error bound
 /// iron_gemm's (dense) and iron_gemm_affine's / iron_gemm_mxfp4's (quantized), per row with its
-/// expert's weight; the zero rows are exact.
+/// expert's weight; iron_gemm_fp8_blockwise's (fp8); the zero rows are exact.
 ///
 /// ## How it runs
 /// Each expert's rows are cut into tiles of kBM rows of their own, so every tile multiplies by
@@ -20,7 +26,9 @@
 /// does, with the experts' weights seen as one matrix of experts · n rows from which the tile's
 /// columns start at e · n: 16-bit dense weights on iron_gemm_warpgroup_nk's 128×256 warpgroup
 /// tiles (wgmma and TMA copies on sm_90a), f32 and quantized weights on gemm::product's 128×128
-/// fragment tiles, the quantized ones decoded into the b stage (kernels/gemm/quant_b.hpp). A
+/// fragment tiles, the quantized ones decoded into the b stage (kernels/gemm/quant_b.hpp); fp8
+/// on 64×128 warpgroup tiles (one multiplying warpgroup; 128-deep wgmma steps on sm_90a, each
+/// block's products folded in with its scales). A
 /// tile's rows past its expert's multiply the next rows of x_sorted and are not written; its
 /// columns past n read the next expert's weight rows and are not written either. A tile past
 /// every expert writes zeros.
@@ -32,12 +40,15 @@
 ///   k a multiple of G)
 /// - `packed [experts, n, k / 8]` u32, `scales [experts, n, k / 32]` u8 (MXFP4; k a multiple of
 ///   32)
+/// - fp8: `x_sorted [rows, k]`, `w [experts, n, k]` f8e4m3, `scale_x [rows, ceil(k / 128)]`,
+///   `scale_w [experts, ceil(n / 128), ceil(k / 128)]` f32
 /// - `offsets [experts + 1]` u32 (non-decreasing, offsets[experts] ≤ rows)
 /// - `out [rows, n]` T
 ///
 /// ## Dispatch
 /// Tiled: a grid of ⌈n / 256⌉ × (⌈rows / 128⌉ + experts) groups of exactly 384 threads for
-/// 16-bit iron_moe_gemm, ⌈n / 128⌉ × (⌈rows / 128⌉ + experts) groups of 128 for the others.
+/// 16-bit iron_moe_gemm, ⌈n / 128⌉ × (⌈rows / 64⌉ + experts) groups of 256 for the fp8 form,
+/// ⌈n / 128⌉ × (⌈rows / 128⌉ + experts) groups of 128 for the others.
 #include <iron/iron.hpp>
 #include <string>
 
@@ -51,19 +62,21 @@ using namespace iron::dsl;
 
 namespace {
 
-/// The dispatch and grid of tiles of kBM rows × tile_cols columns and `threads` threads.
-void declare_grouped(std::uint32_t tile_cols, std::uint32_t threads) {
+/// The dispatch and grid of tiles of tile_rows rows × tile_cols columns and `threads` threads.
+void declare_grouped(std::uint32_t tile_cols, std::uint32_t threads,
+                     std::uint32_t tile_rows = gemm::kBM) {
   dispatch(tiled, {exactly(threads)});
-  grid("[ceil_div(n, " + std::to_string(tile_cols) + "), " + moe::tile_rows_of_grid(gemm::kBM) +
+  grid("[ceil_div(n, " + std::to_string(tile_cols) + "), " + moe::tile_rows_of_grid(tile_rows) +
        ", 1]");
 }
 
 /// This group's tile of rows (its expert's) and first column of out, in the banded order.
 std::pair<moe::ExpertTile, Expr<u32>> grouped_tile(const Tensor<u32>& offsets,
                                                    const Expr<u32>& experts, const Expr<u32>& rows,
-                                                   std::uint32_t tile_cols) {
+                                                   std::uint32_t tile_cols,
+                                                   std::uint32_t tile_rows = gemm::kBM) {
   const auto [tile, col0] = gemm::banded_tile(1, tile_cols);
-  return {moe::expert_tile(offsets, experts, rows, tile, gemm::kBM), col0};
+  return {moe::expert_tile(offsets, experts, rows, tile, tile_rows), col0};
 }
 
 /// The epilogue of a tile of one expert's rows: out[r, c − first] = sum for the rows before
@@ -175,11 +188,67 @@ IRON_KERNEL(iron_moe_gemm_mxfp4, (Tensor<T> x_sorted, Tensor<u32> packed, Tensor
 }
 
 namespace {
-/// A group per tile: tile_cols columns of out and kBM rows of an expert's (or of the zero rows).
-Geometry grouped_geometry(const GeometryQuery& q, std::uint32_t tile_cols, std::uint32_t threads) {
+
+constexpr std::uint32_t kFp8TileRows = 64;   ///< rows of the fp8 form's tiles: one warpgroup
+constexpr std::uint32_t kFp8TileCols = 128;  ///< its columns: one block of the weight's rows
+constexpr std::uint32_t kFp8Block = 128;     ///< k (and weight rows) per block scale
+
+/// The fp8 form's block scales, as gemm::warpgroup::product folds them: x_sorted's per row and
+/// block of k, the tile's expert's weight's per block of 128 rows and of k.
+struct ExpertBlockScales {
+  static constexpr std::uint32_t kBlock = kFp8Block;
+  const Tensor<f32>& scale_x;
+  const Tensor<f32>& scale_w;
+  Expr<u32> expert;
+  Expr<u32> first;  ///< the expert's first row of the experts' weight rows
+  Expr<u32> blocks_n;
+  Expr<u32> blocks_k;
+
+  Expr<f32> scale(const Expr<u32>& r, const Expr<u32>& col0, const Expr<u32>& kb) const {
+    auto weight_block = expert * blocks_n + (col0 - first) / kBlock;
+    return load(scale_x[r * blocks_k + kb]) * load(scale_w[weight_block * blocks_k + kb]);
+  }
+};
+
+}  // namespace
+
+IRON_KERNEL(iron_moe_gemm_fp8_blockwise_e4m3,
+            (Tensor<f8e4m3> x_sorted, Tensor<f32> scale_x, Tensor<f8e4m3> w, Tensor<f32> scale_w,
+             Tensor<u32> offsets, Out<T> out, Constexpr<u32> rows, Constexpr<u32> experts,
+             Constexpr<u32> n, Constexpr<u32> k)) {
+  const gemm::warpgroup::Shape shape{kFp8TileRows, kFp8TileCols, gemm::warpgroup::kWideStages, 0,
+                                     gemm::kBandRows};
+  declare_grouped(kFp8TileCols, gemm::warpgroup::threads_of(kFp8TileRows), kFp8TileRows);
+  layout(x_sorted, "[rows, k]");
+  layout(scale_x, "[rows, ceil_div(k, 128)]");
+  layout(w, "[experts, n, k]");
+  layout(scale_w, "[experts, ceil_div(n, 128), ceil_div(k, 128)]");
+  layout(offsets, "[experts + 1]");
+  layout(out, "[rows, n]");
+  const auto [tile, col0] = grouped_tile(offsets, experts, rows, kFp8TileCols, kFp8TileRows);
+  IRON_IF(tile.expert < experts) {
+    auto first = tile.expert * n;
+    const ExpertBlockScales blocks{scale_x,
+                                   scale_w,
+                                   tile.expert,
+                                   first,
+                                   (n + (kFp8Block - 1)) / kFp8Block,
+                                   (k + (kFp8Block - 1)) / kFp8Block};
+    gemm::warpgroup::tile_product_at<false>(
+        x_sorted, w, rows, experts * n, k, tile.row0, first + col0,
+        store_expert_rows(out, tile.row_end, first, n), shape, blocks);
+  }
+  IRON_ELSE { moe::zero_tile(out, tile.row0, rows, col0, n, kFp8TileRows, kFp8TileCols); }
+}
+
+namespace {
+/// A group per tile: tile_cols columns of out and tile_rows rows of an expert's (or of the zero
+/// rows).
+Geometry grouped_geometry(const GeometryQuery& q, std::uint32_t tile_cols, std::uint32_t threads,
+                          std::uint32_t tile_rows = gemm::kBM) {
   const auto experts = static_cast<std::uint32_t>(q.constant("experts"));
   return {{tile_count(q.constant("n"), tile_cols),
-           tile_count(q.constant("rows"), gemm::kBM) + experts, 1},
+           tile_count(q.constant("rows"), tile_rows) + experts, 1},
           {threads, 1, 1}};
 }
 }  // namespace
@@ -188,6 +257,9 @@ IRON_GEOMETRY(iron_moe_gemm) {
   return q.dtype == DType::F32
              ? grouped_geometry(q, gemm::kBN, gemm::kThreads)
              : grouped_geometry(q, gemm::warpgroup::kBN, gemm::warpgroup::kThreads);
+}
+IRON_GEOMETRY(iron_moe_gemm_fp8_blockwise_e4m3) {
+  return grouped_geometry(q, kFp8TileCols, gemm::warpgroup::threads_of(kFp8TileRows), kFp8TileRows);
 }
 IRON_GEOMETRY(iron_moe_gemm_affine_b4_g32) {
   return grouped_geometry(q, gemm::kBN, gemm::kThreads);
@@ -211,6 +283,7 @@ IRON_GEOMETRY(iron_moe_gemm_mxfp4) { return grouped_geometry(q, gemm::kBN, gemm:
 #include <iron/testing/geometry.hpp>
 #include <iron/testing/registry.hpp>
 
+#include "../gemm/fp8_test_data.hpp"
 #include "../gemm/gemm_oracle.hpp"
 #include "../gemm/quant_weights.hpp"
 #include "assignments.hpp"
@@ -310,6 +383,37 @@ testing::TestSetup mxfp4_setup(const Routing& g, std::size_t n, std::size_t k, D
                      dt, rng);
 }
 
+/// e4m3 x_sorted and weights with block scales (x's per row and 128 of k, each expert's
+/// weight's per 128×128 block): EXACT as fp8_operand's with power-of-two scales. The oracle
+/// scales each product by its two blocks' scales; the bound is iron_gemm_fp8_blockwise's.
+testing::TestSetup fp8_blockwise_setup(const Routing& g, std::size_t n, std::size_t k, bool exact,
+                                       DType dt, testing::Rng& rng) {
+  constexpr std::size_t kBlock = 128;
+  const std::size_t blocks_k = (k + kBlock - 1) / kBlock;
+  const std::size_t blocks_n = (n + kBlock - 1) / kBlock;
+  const auto x = fp8_operand(g.rows * k, DType::F8E4M3, exact, rng);
+  const auto w = fp8_operand(g.experts * n * k, DType::F8E4M3, exact, rng);
+  const auto scale_x = fp8_block_scales(g.rows * blocks_k, exact, rng);
+  const auto scale_w = fp8_block_scales(g.experts * blocks_n * blocks_k, exact, rng);
+  std::vector<float> unscaled_x = x;  // x with its scales, for the oracle's products
+  for (std::size_t r = 0; r < g.rows; ++r) {
+    for (std::size_t p = 0; p < k; ++p) unscaled_x[r * k + p] *= scale_x[r * blocks_k + p / kBlock];
+  }
+  const auto want =
+      grouped_oracle(unscaled_x, g.offsets, g.rows, n, k, [&](auto e, auto j, auto p) {
+        return double{w[(e * n + j) * k + p]} *
+               double{scale_w[(e * blocks_n + j / kBlock) * blocks_k + p / kBlock]};
+      });
+  namespace tol = testing::tolerance;
+  const double block_error =
+      exact ? 0.0 : gamma_of(std::min<std::size_t>(k, kBlock), kFp8SumRoundoff);
+  const double bound = (block_error + tol::gamma(2 * blocks_k + 2)) * want.s;
+  auto setup = grouped_setup("iron_moe_gemm_fp8_blockwise_e4m3", g, x, n, k, want,
+                             tol::stored(dt, bound, tol::gamma(1)), dt);
+  setup.input("scale_x", scale_x).input("w", w).input("scale_w", scale_w);
+  return setup.grid(testing::geometry_grid(setup));
+}
+
 /// Some assignments dropped (ids past the experts): their rows, at the end, are zeros.
 Routing dropping_routing(std::size_t tokens, std::size_t experts, std::size_t top_k,
                          testing::Rng& rng) {
@@ -321,11 +425,13 @@ Routing dropping_routing(std::size_t tokens, std::size_t experts, std::size_t to
 }
 
 /// The bench of a layer's routing (iron_moe_sort's offsets of a fixed uniform routing) for a
-/// weight whose inputs `weights` adds: x_sorted random; the FLOPs of the kept rows.
+/// weight whose inputs `weights` adds: x_sorted random (x_element_bytes an element, 0 for T's); the
+/// FLOPs of the kept rows.
 template <class Weights>
 bench::BenchSetup grouped_bench(const std::string& kernel, std::size_t tokens, std::size_t experts,
                                 std::size_t top_k, std::size_t n, std::size_t k,
-                                std::size_t weight_bytes, DType dt, Weights&& weights) {
+                                std::size_t weight_bytes, DType dt, Weights&& weights,
+                                std::size_t x_element_bytes = 0) {
   const auto offsets = sort_oracle(bench_routing(tokens, experts, top_k), experts).offsets;
   const std::size_t rows = tokens * top_k;
   bench::BenchSetup setup(kernel, dt);
@@ -338,7 +444,9 @@ bench::BenchSetup grouped_bench(const std::string& kernel, std::size_t tokens, s
       .constant("k", static_cast<double>(k));
   weights(setup);
   return setup.grid(bench::geometry_grid(setup))
-      .bytes_moved(rows * (k + n) * dtype_size(dt) + weight_bytes)
+      .bytes_moved(rows * (k * (x_element_bytes != 0 ? x_element_bytes : dtype_size(dt)) +
+                           n * dtype_size(dt)) +
+                   weight_bytes)
       .flops(2 * rows * n * k)
       .peer("moe_gemm", {{"tokens", static_cast<double>(tokens)},
                          {"experts", static_cast<double>(experts)},
@@ -406,6 +514,26 @@ IRON_TEST(iron_moe_gemm, one_expert_k20, F32, F16, BF16) {
   return dense_setup(routing_of(random_routing(33, 1, 1, rng), 1), 33, 20, dt, rng);
 }
 
+// fp8 with block scales: Mixtral's routing over two blocks of k and of the weight's rows, the
+// last of each partial (exact sums); an expert every token chooses and experts none does; 64
+// experts, top-8, and dropped rows; k not a multiple of 16 (the step-by-step path).
+IRON_TEST(iron_moe_gemm_fp8_blockwise_e4m3, top2_of_8, F32, BF16) {
+  return fp8_blockwise_setup(routing_of(random_routing(48, 8, 2, rng), 8), 200, 136, true, dt, rng);
+}
+IRON_TEST(iron_moe_gemm_fp8_blockwise_e4m3, all_one_and_no_tokens, F16, BF16) {
+  return fp8_blockwise_setup(routing_of(edge_routing(150, 8, 3, rng), 8), 64, 256, false, dt, rng);
+}
+IRON_TEST(iron_moe_gemm_fp8_blockwise_e4m3, top8_of_64, BF16) {
+  return fp8_blockwise_setup(routing_of(random_routing(24, 64, 8, rng), 64), 48, 32, false, dt,
+                             rng);
+}
+IRON_TEST(iron_moe_gemm_fp8_blockwise_e4m3, dropped_rows_are_zeros, BF16) {
+  return fp8_blockwise_setup(dropping_routing(40, 6, 2, rng), 40, 160, false, dt, rng);
+}
+IRON_TEST(iron_moe_gemm_fp8_blockwise_e4m3, one_expert_k20, BF16) {
+  return fp8_blockwise_setup(routing_of(random_routing(33, 1, 1, rng), 1), 33, 20, false, dt, rng);
+}
+
 IRON_TEST(iron_moe_gemm_affine_b4_g32, top2_of_8, F32, F16, BF16) {
   return affine_setup(32, routing_of(random_routing(40, 8, 2, rng), 8), 72, 128, dt, rng);
 }
@@ -448,6 +576,21 @@ IRON_BENCH(iron_moe_gemm, tokens4096_experts128_top8_n1536_k2048, BF16) {
 }
 IRON_BENCH(iron_moe_gemm, tokens4096_experts128_top8_n2048_k768, BF16) {
   return dense_bench(4096, 128, 8, 2048, 768, dt);
+}
+// DeepSeek-V3's routed experts (256, top-8, FFN 2048 over hidden 7168) at 4096 tokens, e4m3 with
+// its block scales.
+IRON_BENCH(iron_moe_gemm_fp8_blockwise_e4m3, tokens4096_experts256_top8_n2048_k7168, BF16) {
+  constexpr std::size_t kTokens = 4096, kExperts = 256, kTopK = 8, kN = 2048, kK = 7168;
+  constexpr std::size_t kRows = kTokens * kTopK;
+  constexpr std::size_t kBlocksK = kK / 128;
+  return grouped_bench(
+      "iron_moe_gemm_fp8_blockwise_e4m3", kTokens, kExperts, kTopK, kN, kK, kExperts * kN * kK, dt,
+      [&](bench::BenchSetup& s) {
+        s.random("scale_x", kRows * kBlocksK, 0.01f, 1.0f)
+            .random("w", kExperts * kN * kK)
+            .random("scale_w", kExperts * (kN / 128) * kBlocksK, 0.01f, 1.0f);
+      },
+      1);
 }
 IRON_BENCH(iron_moe_gemm_affine_b4_g64, tokens4096_experts8_top2_n14336_k4096, BF16) {
   return affine_bench(64, 4096, 8, 2, 14336, 4096, dt);

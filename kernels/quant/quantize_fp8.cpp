@@ -131,14 +131,15 @@ IRON_TEST(iron_quantize_fp8_e4m3_g128, wide_range_33_groups, F32, BF16) {
 // A batch of 4096 tokens' 4096-wide activations: read T, write a byte and a scale per 128.
 IRON_BENCH(iron_quantize_fp8_e4m3_g128, x4096x4096, BF16) {
   constexpr std::size_t kElements = std::size_t{4096} * 4096;
+  constexpr std::size_t kBlocks = kElements / kGroup;
   bench::BenchSetup setup("iron_quantize_fp8_e4m3_g128", dt);
   setup.random("x", kElements)
       .output("q", kElements)
-      .output("scales", kElements / kGroup)
-      .constant("blocks", static_cast<double>(kElements / kGroup));
+      .output("scales", kBlocks)
+      .constant("blocks", static_cast<double>(kBlocks));
   return setup.grid(bench::geometry_grid(setup))
-      .bytes_moved(kElements * (dtype_size(dt) + 1) + kElements / kGroup * 4)
-      .peer("quantize_fp8_g128", {{"blocks", static_cast<double>(kElements / kGroup)}});
+      .bytes_moved(kElements * (dtype_size(dt) + 1) + kBlocks * 4)
+      .peer("quantize_fp8_g128", {{"blocks", static_cast<double>(kBlocks)}});
 }
 
 }  // namespace iron::kernels

@@ -25,9 +25,9 @@ constexpr Fp8Format kE4M3{3, 7, 0x7E, 0x7F, 448.0f};
 constexpr Fp8Format kE5M2{2, 15, 0x7B, 0x7F, 57344.0f};
 
 std::uint8_t encode(const Fp8Format& f, float v) {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(v);
+  const auto x = std::bit_cast<std::uint32_t>(v);
   const auto sign = static_cast<std::uint8_t>((x >> 24) & 0x80u);
-  const float a = std::bit_cast<float>(x & kF32AbsMask);
+  const auto a = std::bit_cast<float>(x & kF32AbsMask);
   if (std::isnan(a)) return sign | f.nan;
   if (a >= f.largest_value) return sign | f.largest;
   // Below the smallest normal 2^(1 - bias), the quantum is 2^(1 - bias - mant): count quanta,
@@ -40,7 +40,7 @@ std::uint8_t encode(const Fp8Format& f, float v) {
   // A normal: round f32's mantissa to `mant` bits at bit 23 - mant (a carry bumps the exponent),
   // then rebias 127 -> bias. Below the largest finite, the result is at most the largest.
   const unsigned drop = 23 - f.mant;
-  const std::uint32_t ax = std::bit_cast<std::uint32_t>(a);
+  const auto ax = std::bit_cast<std::uint32_t>(a);
   const std::uint32_t rounded = ax + ((1u << (drop - 1)) - 1) + ((ax >> drop) & 1u);
   const std::uint32_t exponent = (rounded >> 23) - (127 - f.bias);
   const std::uint32_t mantissa = (rounded >> drop) & ((1u << f.mant) - 1);
