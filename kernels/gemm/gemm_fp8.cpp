@@ -47,6 +47,7 @@
 /// |scales| · Σ |a · b|). Its knobs (bm 64 or 128, bn 128 or 64: a tile in one block of b's
 /// rows; stages, band) default to 64×128 tiles, whose two accumulators fit every target.
 #include <iron/iron.hpp>
+#include <optional>
 
 #include "gemm_warpgroup.hpp"
 
@@ -63,14 +64,16 @@ IRON_KERNEL_TEMPLATE(iron_gemm_fp8, (class F8, bool ROWWISE),
   layout(out, "[m, n]");
   const gemm::warpgroup::Shape shape = gemm::warpgroup::tuned_shape();
   gemm::warpgroup::declare(shape.bm, shape.bn);
-  auto scale = load(scale_a[0u]) * load(scale_b[0u]);
+  // The per-tensor product's one scale, loaded once a thread.
+  std::optional<Expr<f32>> tensor_scale;
+  if constexpr (!ROWWISE) tensor_scale = load(scale_a[0u]) * load(scale_b[0u]);
   gemm::warpgroup::tile_product(
       a, b, m, n, k,
       [&](const auto& r, const auto& c, const Expr<f32>& sum) {
         if constexpr (ROWWISE) {
           store(out[r * n + c], cast<T>(sum * load(scale_a[r]) * load(scale_b[c])));
         } else {
-          store(out[r * n + c], cast<T>(sum * scale));
+          store(out[r * n + c], cast<T>(sum * *tensor_scale));
         }
       },
       shape);
