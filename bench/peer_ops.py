@@ -743,6 +743,20 @@ def _gemm_fp8_peers(dims, dtype):
     return peers
 
 
+def _quantize_fp8_weight_inputs(dims, dtype, gen):
+    return (uniform((d(dims, "rows"), d(dims, "cols")), dtype, gen, -4.0, 4.0),)
+
+
+def _quantize_fp8_weight_peers(dims, dtype):
+    def quantize(w):
+        rows, cols = w.shape
+        blocks = w.float().view(rows // 128, 128, cols // 128, 128)
+        amax = blocks.abs().amax(dim=(1, 3), keepdim=True)
+        scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+        return (blocks / scale).to(torch.float8_e4m3fn).view(rows, cols), scale.view(-1)
+    return {"torch eager": lambda: quantize, "torch.compile": compiled(quantize)}
+
+
 def _gemm_fp8_rowwise_inputs(dims, dtype, gen):
     m, n, k = (d(dims, key) for key in ("m", "n", "k"))
     return (uniform((m, k), torch.float32, gen).to(torch.float8_e4m3fn),
@@ -1268,6 +1282,7 @@ CASES = {
     "gemm_fp8_rowwise_nk": (_gemm_fp8_rowwise_inputs, _gemm_fp8_rowwise_peers),
     "gemm_fp8_blockwise_nk": (_gemm_fp8_blockwise_inputs, _gemm_fp8_blockwise_peers),
     "quantize_fp8_g128": (_quantize_fp8_inputs, _quantize_fp8_peers),
+    "quantize_fp8_b128x128": (_quantize_fp8_weight_inputs, _quantize_fp8_weight_peers),
     "gemm_batched": (_gemm_batched_inputs, _gemm_batched_peers),
     "gemv_affine": (_gemv_affine_inputs, _gemv_affine_peers),
     "gemv_mxfp4": (_gemv_mxfp4_inputs, _gemv_mxfp4_peers),
