@@ -580,7 +580,11 @@ IRON_BENCH(iron_moe_gemm, tokens4096_experts128_top8_n2048_k768, BF16) {
 // DeepSeek-V3's routed experts (256, top-8, FFN 2048 over hidden 7168) at 4096 tokens, e4m3 with
 // its block scales.
 IRON_BENCH(iron_moe_gemm_fp8_blockwise_e4m3, tokens4096_experts256_top8_n2048_k7168, BF16) {
-  constexpr std::size_t kTokens = 4096, kExperts = 256, kTopK = 8, kN = 2048, kK = 7168;
+  constexpr std::size_t kTokens = 4096;
+  constexpr std::size_t kExperts = 256;
+  constexpr std::size_t kTopK = 8;
+  constexpr std::size_t kN = 2048;
+  constexpr std::size_t kK = 7168;
   constexpr std::size_t kRows = kTokens * kTopK;
   constexpr std::size_t kBlocksK = kK / 128;
   return grouped_bench(

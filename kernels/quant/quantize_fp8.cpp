@@ -237,7 +237,8 @@ IRON_TEST(iron_quantize_fp8_e4m3_g128, wide_range_33_groups, F32, BF16) {
 
 // An FFN weight (14336 × 4096), as a checkpoint is quantized for the blockwise products.
 IRON_BENCH(iron_quantize_fp8_e4m3_b128x128, w14336x4096, BF16) {
-  constexpr std::size_t kRows = 14336, kCols = 4096;
+  constexpr std::size_t kRows = 14336;
+  constexpr std::size_t kCols = 4096;
   constexpr std::size_t kBlocks = (kRows / kWeightBlock) * (kCols / kWeightBlock);
   bench::BenchSetup setup("iron_quantize_fp8_e4m3_b128x128", dt);
   setup.random("w", kRows * kCols)
