@@ -112,9 +112,11 @@ TEST(PassLowerWarpgroupProducts, KeptOnHopperForSwizzledRows) {
 // kProduct on 8-bit floats: 128-element (128-byte) swizzled rows, K = 64.
 std::string eight_bit_product() {
   std::string text(kProduct);
-  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {"bf16", "f8e4m3"}, {"swizzle 64", "swizzle 128"}, {"%3 = const 64", "%3 = const 128"},
-           {"col, 32", "col, 64"}}) {
+  for (const auto& [from, to] :
+       std::vector<std::pair<std::string, std::string>>{{"bf16", "f8e4m3"},
+                                                        {"swizzle 64", "swizzle 128"},
+                                                        {"%3 = const 64", "%3 = const 128"},
+                                                        {"col, 32", "col, 64"}}) {
     for (std::size_t at = text.find(from); at != std::string::npos;
          at = text.find(from, at + to.size())) {
       text.replace(at, from.size(), to);
