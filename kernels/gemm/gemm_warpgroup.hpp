@@ -18,7 +18,6 @@ namespace iron::kernels::gemm::warpgroup {
 
 inline constexpr std::uint32_t kBM = 128;  ///< rows of out per group: 64 per warpgroup
 inline constexpr std::uint32_t kBN = 256;  ///< columns of out per group
-inline constexpr std::uint32_t kBK = 64;   ///< k per step: one 128-byte row of 16-bit values
 
 /// k per step for operands of T: one 128-byte row (128 8-bit floats).
 template <class T>

@@ -347,15 +347,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
   const unsigned int v26 = v25 << 7u;
   const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v30 = v29 << 8u;
-  const unsigned int v402 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:177
+  const unsigned int v402 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:176
   const unsigned int v403 = v402 >> 2u;
-  const bool v406 = v402 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:178
-  iron_frag<float, 2, 16, 128> v410;  // kernels/gemm/gemm_warpgroup.hpp:183
+  const bool v406 = v402 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
+  iron_frag<float, 2, 16, 128> v410;  // kernels/gemm/gemm_warpgroup.hpp:182
   iron_frag_fill(v410, 0.0f);
   const unsigned int v414 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
   const unsigned int v415 = threadIdx.x;
 
-  for (unsigned int v413 = 0u; v413 < v2; v413 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+  for (unsigned int v413 = 0u; v413 < v2; v413 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
     for (unsigned int v417 = v415; v417 < 8192u; v417 += v414) {  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v419 = v417 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const unsigned int v421 = v417 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -403,9 +403,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
         shm4[(v466 ^ (((v466 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:215
-    if (v406) {  // kernels/gemm/gemm_warpgroup.hpp:216
-      const unsigned int v474 = v403 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
+    if (v406) {  // kernels/gemm/gemm_warpgroup.hpp:215
+      const unsigned int v474 = v403 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
       const unsigned int v475 = v474 << 6u;
       const unsigned int v2239 = v402 & 3u;
       const unsigned int v2241 = v2239 << 4u;
@@ -443,18 +443,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
       iron_frag_load_shared<true, 6, 3>(v2281, shm4, 48u, 64u);
       iron_frag_mma_sync(v410, v2279, v2281);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:217
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
   }
-  const unsigned int v480 = v402 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:242
+  const unsigned int v480 = v402 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
   const unsigned int v481 = v480 << 4u;
   const unsigned int v483 = v403 << 6u;
   const unsigned int v484 = v26 + v483;
   const unsigned int v485 = v484 + v481;
-  const unsigned int v486 = static_cast<unsigned int>(v410.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v486 = static_cast<unsigned int>(v410.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v487 = v485 + v486;
-  const unsigned int v488 = static_cast<unsigned int>(v410.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v488 = static_cast<unsigned int>(v410.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v489 = v30 + v488;
-  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v491 = v406 && v490;
   const bool v492 = v489 < v1;
   const bool v493 = v491 && v492;
@@ -466,11 +466,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v498 = v497 + v489;
     out[v498] = v496;
   }
-  const unsigned int v499 = static_cast<unsigned int>(v410.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v499 = static_cast<unsigned int>(v410.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v500 = v485 + v499;
-  const unsigned int v501 = static_cast<unsigned int>(v410.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v501 = static_cast<unsigned int>(v410.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v502 = v30 + v501;
-  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v504 = v406 && v503;
   const bool v505 = v502 < v1;
   const bool v506 = v504 && v505;
@@ -482,11 +482,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v511 = v510 + v502;
     out[v511] = v509;
   }
-  const unsigned int v512 = static_cast<unsigned int>(v410.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v512 = static_cast<unsigned int>(v410.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v513 = v485 + v512;
-  const unsigned int v514 = static_cast<unsigned int>(v410.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v514 = static_cast<unsigned int>(v410.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v515 = v30 + v514;
-  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v517 = v406 && v516;
   const bool v518 = v515 < v1;
   const bool v519 = v517 && v518;
@@ -498,11 +498,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v524 = v523 + v515;
     out[v524] = v522;
   }
-  const unsigned int v525 = static_cast<unsigned int>(v410.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v525 = static_cast<unsigned int>(v410.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v526 = v485 + v525;
-  const unsigned int v527 = static_cast<unsigned int>(v410.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v527 = static_cast<unsigned int>(v410.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v528 = v30 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v530 = v406 && v529;
   const bool v531 = v528 < v1;
   const bool v532 = v530 && v531;
@@ -514,11 +514,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v537 = v536 + v528;
     out[v537] = v535;
   }
-  const unsigned int v538 = static_cast<unsigned int>(v410.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v538 = static_cast<unsigned int>(v410.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v539 = v485 + v538;
-  const unsigned int v540 = static_cast<unsigned int>(v410.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v540 = static_cast<unsigned int>(v410.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v541 = v30 + v540;
-  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v543 = v406 && v542;
   const bool v544 = v541 < v1;
   const bool v545 = v543 && v544;
@@ -530,11 +530,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v550 = v549 + v541;
     out[v550] = v548;
   }
-  const unsigned int v551 = static_cast<unsigned int>(v410.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v551 = static_cast<unsigned int>(v410.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v552 = v485 + v551;
-  const unsigned int v553 = static_cast<unsigned int>(v410.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v553 = static_cast<unsigned int>(v410.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v554 = v30 + v553;
-  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v556 = v406 && v555;
   const bool v557 = v554 < v1;
   const bool v558 = v556 && v557;
@@ -546,11 +546,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v563 = v562 + v554;
     out[v563] = v561;
   }
-  const unsigned int v564 = static_cast<unsigned int>(v410.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v564 = static_cast<unsigned int>(v410.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v565 = v485 + v564;
-  const unsigned int v566 = static_cast<unsigned int>(v410.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v566 = static_cast<unsigned int>(v410.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v567 = v30 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v569 = v406 && v568;
   const bool v570 = v567 < v1;
   const bool v571 = v569 && v570;
@@ -562,11 +562,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v576 = v575 + v567;
     out[v576] = v574;
   }
-  const unsigned int v577 = static_cast<unsigned int>(v410.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v577 = static_cast<unsigned int>(v410.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v578 = v485 + v577;
-  const unsigned int v579 = static_cast<unsigned int>(v410.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v579 = static_cast<unsigned int>(v410.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v580 = v30 + v579;
-  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v582 = v406 && v581;
   const bool v583 = v580 < v1;
   const bool v584 = v582 && v583;
@@ -578,11 +578,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v589 = v588 + v580;
     out[v589] = v587;
   }
-  const unsigned int v590 = static_cast<unsigned int>(v410.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v590 = static_cast<unsigned int>(v410.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v591 = v485 + v590;
-  const unsigned int v592 = static_cast<unsigned int>(v410.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v592 = static_cast<unsigned int>(v410.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v593 = v30 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v595 = v406 && v594;
   const bool v596 = v593 < v1;
   const bool v597 = v595 && v596;
@@ -594,11 +594,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v602 = v601 + v593;
     out[v602] = v600;
   }
-  const unsigned int v603 = static_cast<unsigned int>(v410.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v603 = static_cast<unsigned int>(v410.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v604 = v485 + v603;
-  const unsigned int v605 = static_cast<unsigned int>(v410.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v605 = static_cast<unsigned int>(v410.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v606 = v30 + v605;
-  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v608 = v406 && v607;
   const bool v609 = v606 < v1;
   const bool v610 = v608 && v609;
@@ -610,11 +610,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v615 = v614 + v606;
     out[v615] = v613;
   }
-  const unsigned int v616 = static_cast<unsigned int>(v410.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v616 = static_cast<unsigned int>(v410.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v617 = v485 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v410.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v618 = static_cast<unsigned int>(v410.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v619 = v30 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v621 = v406 && v620;
   const bool v622 = v619 < v1;
   const bool v623 = v621 && v622;
@@ -626,11 +626,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v628 = v627 + v619;
     out[v628] = v626;
   }
-  const unsigned int v629 = static_cast<unsigned int>(v410.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v629 = static_cast<unsigned int>(v410.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v630 = v485 + v629;
-  const unsigned int v631 = static_cast<unsigned int>(v410.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v631 = static_cast<unsigned int>(v410.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v632 = v30 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v634 = v406 && v633;
   const bool v635 = v632 < v1;
   const bool v636 = v634 && v635;
@@ -642,11 +642,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v641 = v640 + v632;
     out[v641] = v639;
   }
-  const unsigned int v642 = static_cast<unsigned int>(v410.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v642 = static_cast<unsigned int>(v410.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v643 = v485 + v642;
-  const unsigned int v644 = static_cast<unsigned int>(v410.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v644 = static_cast<unsigned int>(v410.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v645 = v30 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v647 = v406 && v646;
   const bool v648 = v645 < v1;
   const bool v649 = v647 && v648;
@@ -658,11 +658,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v654 = v653 + v645;
     out[v654] = v652;
   }
-  const unsigned int v655 = static_cast<unsigned int>(v410.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v655 = static_cast<unsigned int>(v410.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v656 = v485 + v655;
-  const unsigned int v657 = static_cast<unsigned int>(v410.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v657 = static_cast<unsigned int>(v410.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v658 = v30 + v657;
-  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v660 = v406 && v659;
   const bool v661 = v658 < v1;
   const bool v662 = v660 && v661;
@@ -674,11 +674,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v667 = v666 + v658;
     out[v667] = v665;
   }
-  const unsigned int v668 = static_cast<unsigned int>(v410.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v668 = static_cast<unsigned int>(v410.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v669 = v485 + v668;
-  const unsigned int v670 = static_cast<unsigned int>(v410.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v670 = static_cast<unsigned int>(v410.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v671 = v30 + v670;
-  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v673 = v406 && v672;
   const bool v674 = v671 < v1;
   const bool v675 = v673 && v674;
@@ -690,11 +690,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v680 = v679 + v671;
     out[v680] = v678;
   }
-  const unsigned int v681 = static_cast<unsigned int>(v410.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v681 = static_cast<unsigned int>(v410.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v682 = v485 + v681;
-  const unsigned int v683 = static_cast<unsigned int>(v410.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v683 = static_cast<unsigned int>(v410.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v684 = v30 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v686 = v406 && v685;
   const bool v687 = v684 < v1;
   const bool v688 = v686 && v687;
@@ -706,11 +706,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v693 = v692 + v684;
     out[v693] = v691;
   }
-  const unsigned int v694 = static_cast<unsigned int>(v410.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v694 = static_cast<unsigned int>(v410.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v695 = v485 + v694;
-  const unsigned int v696 = static_cast<unsigned int>(v410.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v696 = static_cast<unsigned int>(v410.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v697 = v30 + v696;
-  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v699 = v406 && v698;
   const bool v700 = v697 < v1;
   const bool v701 = v699 && v700;
@@ -722,11 +722,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v706 = v705 + v697;
     out[v706] = v704;
   }
-  const unsigned int v707 = static_cast<unsigned int>(v410.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v707 = static_cast<unsigned int>(v410.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v708 = v485 + v707;
-  const unsigned int v709 = static_cast<unsigned int>(v410.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v709 = static_cast<unsigned int>(v410.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v710 = v30 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v712 = v406 && v711;
   const bool v713 = v710 < v1;
   const bool v714 = v712 && v713;
@@ -738,11 +738,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v719 = v718 + v710;
     out[v719] = v717;
   }
-  const unsigned int v720 = static_cast<unsigned int>(v410.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v720 = static_cast<unsigned int>(v410.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v721 = v485 + v720;
-  const unsigned int v722 = static_cast<unsigned int>(v410.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v722 = static_cast<unsigned int>(v410.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v723 = v30 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v725 = v406 && v724;
   const bool v726 = v723 < v1;
   const bool v727 = v725 && v726;
@@ -754,11 +754,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v732 = v731 + v723;
     out[v732] = v730;
   }
-  const unsigned int v733 = static_cast<unsigned int>(v410.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v733 = static_cast<unsigned int>(v410.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v734 = v485 + v733;
-  const unsigned int v735 = static_cast<unsigned int>(v410.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v735 = static_cast<unsigned int>(v410.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v736 = v30 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v738 = v406 && v737;
   const bool v739 = v736 < v1;
   const bool v740 = v738 && v739;
@@ -770,11 +770,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v745 = v744 + v736;
     out[v745] = v743;
   }
-  const unsigned int v746 = static_cast<unsigned int>(v410.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v746 = static_cast<unsigned int>(v410.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v747 = v485 + v746;
-  const unsigned int v748 = static_cast<unsigned int>(v410.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v748 = static_cast<unsigned int>(v410.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v749 = v30 + v748;
-  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v751 = v406 && v750;
   const bool v752 = v749 < v1;
   const bool v753 = v751 && v752;
@@ -786,11 +786,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v758 = v757 + v749;
     out[v758] = v756;
   }
-  const unsigned int v759 = static_cast<unsigned int>(v410.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v759 = static_cast<unsigned int>(v410.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v760 = v485 + v759;
-  const unsigned int v761 = static_cast<unsigned int>(v410.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v761 = static_cast<unsigned int>(v410.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v762 = v30 + v761;
-  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v764 = v406 && v763;
   const bool v765 = v762 < v1;
   const bool v766 = v764 && v765;
@@ -802,11 +802,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v771 = v770 + v762;
     out[v771] = v769;
   }
-  const unsigned int v772 = static_cast<unsigned int>(v410.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v772 = static_cast<unsigned int>(v410.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v773 = v485 + v772;
-  const unsigned int v774 = static_cast<unsigned int>(v410.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v774 = static_cast<unsigned int>(v410.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v775 = v30 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v777 = v406 && v776;
   const bool v778 = v775 < v1;
   const bool v779 = v777 && v778;
@@ -818,11 +818,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v784 = v783 + v775;
     out[v784] = v782;
   }
-  const unsigned int v785 = static_cast<unsigned int>(v410.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v785 = static_cast<unsigned int>(v410.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v786 = v485 + v785;
-  const unsigned int v787 = static_cast<unsigned int>(v410.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v787 = static_cast<unsigned int>(v410.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v788 = v30 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v790 = v406 && v789;
   const bool v791 = v788 < v1;
   const bool v792 = v790 && v791;
@@ -834,11 +834,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v797 = v796 + v788;
     out[v797] = v795;
   }
-  const unsigned int v798 = static_cast<unsigned int>(v410.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v798 = static_cast<unsigned int>(v410.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v799 = v485 + v798;
-  const unsigned int v800 = static_cast<unsigned int>(v410.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v800 = static_cast<unsigned int>(v410.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v801 = v30 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v803 = v406 && v802;
   const bool v804 = v801 < v1;
   const bool v805 = v803 && v804;
@@ -850,11 +850,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v810 = v809 + v801;
     out[v810] = v808;
   }
-  const unsigned int v811 = static_cast<unsigned int>(v410.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v811 = static_cast<unsigned int>(v410.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v812 = v485 + v811;
-  const unsigned int v813 = static_cast<unsigned int>(v410.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v813 = static_cast<unsigned int>(v410.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v814 = v30 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v816 = v406 && v815;
   const bool v817 = v814 < v1;
   const bool v818 = v816 && v817;
@@ -866,11 +866,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v823 = v822 + v814;
     out[v823] = v821;
   }
-  const unsigned int v824 = static_cast<unsigned int>(v410.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v824 = static_cast<unsigned int>(v410.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v825 = v485 + v824;
-  const unsigned int v826 = static_cast<unsigned int>(v410.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v826 = static_cast<unsigned int>(v410.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v827 = v30 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v829 = v406 && v828;
   const bool v830 = v827 < v1;
   const bool v831 = v829 && v830;
@@ -882,11 +882,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v836 = v835 + v827;
     out[v836] = v834;
   }
-  const unsigned int v837 = static_cast<unsigned int>(v410.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v837 = static_cast<unsigned int>(v410.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v838 = v485 + v837;
-  const unsigned int v839 = static_cast<unsigned int>(v410.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v839 = static_cast<unsigned int>(v410.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v840 = v30 + v839;
-  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v842 = v406 && v841;
   const bool v843 = v840 < v1;
   const bool v844 = v842 && v843;
@@ -898,11 +898,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v849 = v848 + v840;
     out[v849] = v847;
   }
-  const unsigned int v850 = static_cast<unsigned int>(v410.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v850 = static_cast<unsigned int>(v410.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v851 = v485 + v850;
-  const unsigned int v852 = static_cast<unsigned int>(v410.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v852 = static_cast<unsigned int>(v410.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v853 = v30 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v855 = v406 && v854;
   const bool v856 = v853 < v1;
   const bool v857 = v855 && v856;
@@ -914,11 +914,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v862 = v861 + v853;
     out[v862] = v860;
   }
-  const unsigned int v863 = static_cast<unsigned int>(v410.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v863 = static_cast<unsigned int>(v410.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v864 = v485 + v863;
-  const unsigned int v865 = static_cast<unsigned int>(v410.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v865 = static_cast<unsigned int>(v410.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v866 = v30 + v865;
-  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v868 = v406 && v867;
   const bool v869 = v866 < v1;
   const bool v870 = v868 && v869;
@@ -930,11 +930,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v875 = v874 + v866;
     out[v875] = v873;
   }
-  const unsigned int v876 = static_cast<unsigned int>(v410.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v876 = static_cast<unsigned int>(v410.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v877 = v485 + v876;
-  const unsigned int v878 = static_cast<unsigned int>(v410.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v878 = static_cast<unsigned int>(v410.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v879 = v30 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v881 = v406 && v880;
   const bool v882 = v879 < v1;
   const bool v883 = v881 && v882;
@@ -946,11 +946,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v888 = v887 + v879;
     out[v888] = v886;
   }
-  const unsigned int v889 = static_cast<unsigned int>(v410.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v889 = static_cast<unsigned int>(v410.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v890 = v485 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v410.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v891 = static_cast<unsigned int>(v410.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v892 = v30 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v894 = v406 && v893;
   const bool v895 = v892 < v1;
   const bool v896 = v894 && v895;
@@ -962,11 +962,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v901 = v900 + v892;
     out[v901] = v899;
   }
-  const unsigned int v902 = static_cast<unsigned int>(v410.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v902 = static_cast<unsigned int>(v410.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v903 = v485 + v902;
-  const unsigned int v904 = static_cast<unsigned int>(v410.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v904 = static_cast<unsigned int>(v410.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v905 = v30 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v907 = v406 && v906;
   const bool v908 = v905 < v1;
   const bool v909 = v907 && v908;
@@ -978,11 +978,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v914 = v913 + v905;
     out[v914] = v912;
   }
-  const unsigned int v915 = static_cast<unsigned int>(v410.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v915 = static_cast<unsigned int>(v410.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v916 = v485 + v915;
-  const unsigned int v917 = static_cast<unsigned int>(v410.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v917 = static_cast<unsigned int>(v410.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v918 = v30 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v920 = v406 && v919;
   const bool v921 = v918 < v1;
   const bool v922 = v920 && v921;
@@ -994,11 +994,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v927 = v926 + v918;
     out[v927] = v925;
   }
-  const unsigned int v928 = static_cast<unsigned int>(v410.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v928 = static_cast<unsigned int>(v410.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v929 = v485 + v928;
-  const unsigned int v930 = static_cast<unsigned int>(v410.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v930 = static_cast<unsigned int>(v410.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v931 = v30 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v933 = v406 && v932;
   const bool v934 = v931 < v1;
   const bool v935 = v933 && v934;
@@ -1010,11 +1010,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v940 = v939 + v931;
     out[v940] = v938;
   }
-  const unsigned int v941 = static_cast<unsigned int>(v410.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v941 = static_cast<unsigned int>(v410.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v942 = v485 + v941;
-  const unsigned int v943 = static_cast<unsigned int>(v410.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v943 = static_cast<unsigned int>(v410.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v944 = v30 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v946 = v406 && v945;
   const bool v947 = v944 < v1;
   const bool v948 = v946 && v947;
@@ -1026,11 +1026,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v953 = v952 + v944;
     out[v953] = v951;
   }
-  const unsigned int v954 = static_cast<unsigned int>(v410.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v954 = static_cast<unsigned int>(v410.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v955 = v485 + v954;
-  const unsigned int v956 = static_cast<unsigned int>(v410.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v956 = static_cast<unsigned int>(v410.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v957 = v30 + v956;
-  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v959 = v406 && v958;
   const bool v960 = v957 < v1;
   const bool v961 = v959 && v960;
@@ -1042,11 +1042,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v966 = v965 + v957;
     out[v966] = v964;
   }
-  const unsigned int v967 = static_cast<unsigned int>(v410.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v967 = static_cast<unsigned int>(v410.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v968 = v485 + v967;
-  const unsigned int v969 = static_cast<unsigned int>(v410.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v969 = static_cast<unsigned int>(v410.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v970 = v30 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v972 = v406 && v971;
   const bool v973 = v970 < v1;
   const bool v974 = v972 && v973;
@@ -1058,11 +1058,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v979 = v978 + v970;
     out[v979] = v977;
   }
-  const unsigned int v980 = static_cast<unsigned int>(v410.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v980 = static_cast<unsigned int>(v410.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v981 = v485 + v980;
-  const unsigned int v982 = static_cast<unsigned int>(v410.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v982 = static_cast<unsigned int>(v410.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v983 = v30 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v985 = v406 && v984;
   const bool v986 = v983 < v1;
   const bool v987 = v985 && v986;
@@ -1074,11 +1074,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v992 = v991 + v983;
     out[v992] = v990;
   }
-  const unsigned int v993 = static_cast<unsigned int>(v410.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v993 = static_cast<unsigned int>(v410.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v994 = v485 + v993;
-  const unsigned int v995 = static_cast<unsigned int>(v410.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v995 = static_cast<unsigned int>(v410.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v996 = v30 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v998 = v406 && v997;
   const bool v999 = v996 < v1;
   const bool v1000 = v998 && v999;
@@ -1090,11 +1090,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1005 = v1004 + v996;
     out[v1005] = v1003;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v410.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1006 = static_cast<unsigned int>(v410.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1007 = v485 + v1006;
-  const unsigned int v1008 = static_cast<unsigned int>(v410.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1008 = static_cast<unsigned int>(v410.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1009 = v30 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1011 = v406 && v1010;
   const bool v1012 = v1009 < v1;
   const bool v1013 = v1011 && v1012;
@@ -1106,11 +1106,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1018 = v1017 + v1009;
     out[v1018] = v1016;
   }
-  const unsigned int v1019 = static_cast<unsigned int>(v410.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1019 = static_cast<unsigned int>(v410.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1020 = v485 + v1019;
-  const unsigned int v1021 = static_cast<unsigned int>(v410.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1021 = static_cast<unsigned int>(v410.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1022 = v30 + v1021;
-  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1024 = v406 && v1023;
   const bool v1025 = v1022 < v1;
   const bool v1026 = v1024 && v1025;
@@ -1122,11 +1122,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1031 = v1030 + v1022;
     out[v1031] = v1029;
   }
-  const unsigned int v1032 = static_cast<unsigned int>(v410.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1032 = static_cast<unsigned int>(v410.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1033 = v485 + v1032;
-  const unsigned int v1034 = static_cast<unsigned int>(v410.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1034 = static_cast<unsigned int>(v410.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1035 = v30 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1037 = v406 && v1036;
   const bool v1038 = v1035 < v1;
   const bool v1039 = v1037 && v1038;
@@ -1138,11 +1138,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1044 = v1043 + v1035;
     out[v1044] = v1042;
   }
-  const unsigned int v1045 = static_cast<unsigned int>(v410.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1045 = static_cast<unsigned int>(v410.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1046 = v485 + v1045;
-  const unsigned int v1047 = static_cast<unsigned int>(v410.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1047 = static_cast<unsigned int>(v410.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1048 = v30 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1050 = v406 && v1049;
   const bool v1051 = v1048 < v1;
   const bool v1052 = v1050 && v1051;
@@ -1154,11 +1154,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1057 = v1056 + v1048;
     out[v1057] = v1055;
   }
-  const unsigned int v1058 = static_cast<unsigned int>(v410.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1058 = static_cast<unsigned int>(v410.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1059 = v485 + v1058;
-  const unsigned int v1060 = static_cast<unsigned int>(v410.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1060 = static_cast<unsigned int>(v410.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1061 = v30 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1063 = v406 && v1062;
   const bool v1064 = v1061 < v1;
   const bool v1065 = v1063 && v1064;
@@ -1170,11 +1170,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1070 = v1069 + v1061;
     out[v1070] = v1068;
   }
-  const unsigned int v1071 = static_cast<unsigned int>(v410.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1071 = static_cast<unsigned int>(v410.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1072 = v485 + v1071;
-  const unsigned int v1073 = static_cast<unsigned int>(v410.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1073 = static_cast<unsigned int>(v410.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1074 = v30 + v1073;
-  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1076 = v406 && v1075;
   const bool v1077 = v1074 < v1;
   const bool v1078 = v1076 && v1077;
@@ -1186,11 +1186,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1083 = v1082 + v1074;
     out[v1083] = v1081;
   }
-  const unsigned int v1084 = static_cast<unsigned int>(v410.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1084 = static_cast<unsigned int>(v410.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1085 = v485 + v1084;
-  const unsigned int v1086 = static_cast<unsigned int>(v410.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1086 = static_cast<unsigned int>(v410.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1087 = v30 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1089 = v406 && v1088;
   const bool v1090 = v1087 < v1;
   const bool v1091 = v1089 && v1090;
@@ -1202,11 +1202,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1096 = v1095 + v1087;
     out[v1096] = v1094;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v410.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1097 = static_cast<unsigned int>(v410.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1098 = v485 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v410.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1099 = static_cast<unsigned int>(v410.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1100 = v30 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1102 = v406 && v1101;
   const bool v1103 = v1100 < v1;
   const bool v1104 = v1102 && v1103;
@@ -1218,11 +1218,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1109 = v1108 + v1100;
     out[v1109] = v1107;
   }
-  const unsigned int v1110 = static_cast<unsigned int>(v410.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1110 = static_cast<unsigned int>(v410.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1111 = v485 + v1110;
-  const unsigned int v1112 = static_cast<unsigned int>(v410.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1112 = static_cast<unsigned int>(v410.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1113 = v30 + v1112;
-  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1115 = v406 && v1114;
   const bool v1116 = v1113 < v1;
   const bool v1117 = v1115 && v1116;
@@ -1234,11 +1234,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1122 = v1121 + v1113;
     out[v1122] = v1120;
   }
-  const unsigned int v1123 = static_cast<unsigned int>(v410.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1123 = static_cast<unsigned int>(v410.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1124 = v485 + v1123;
-  const unsigned int v1125 = static_cast<unsigned int>(v410.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1125 = static_cast<unsigned int>(v410.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1126 = v30 + v1125;
-  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1128 = v406 && v1127;
   const bool v1129 = v1126 < v1;
   const bool v1130 = v1128 && v1129;
@@ -1250,11 +1250,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1135 = v1134 + v1126;
     out[v1135] = v1133;
   }
-  const unsigned int v1136 = static_cast<unsigned int>(v410.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1136 = static_cast<unsigned int>(v410.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1137 = v485 + v1136;
-  const unsigned int v1138 = static_cast<unsigned int>(v410.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1138 = static_cast<unsigned int>(v410.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1139 = v30 + v1138;
-  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1141 = v406 && v1140;
   const bool v1142 = v1139 < v1;
   const bool v1143 = v1141 && v1142;
@@ -1266,11 +1266,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1148 = v1147 + v1139;
     out[v1148] = v1146;
   }
-  const unsigned int v1149 = static_cast<unsigned int>(v410.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1149 = static_cast<unsigned int>(v410.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1150 = v485 + v1149;
-  const unsigned int v1151 = static_cast<unsigned int>(v410.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1151 = static_cast<unsigned int>(v410.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1152 = v30 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1154 = v406 && v1153;
   const bool v1155 = v1152 < v1;
   const bool v1156 = v1154 && v1155;
@@ -1282,11 +1282,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1161 = v1160 + v1152;
     out[v1161] = v1159;
   }
-  const unsigned int v1162 = static_cast<unsigned int>(v410.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1162 = static_cast<unsigned int>(v410.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1163 = v485 + v1162;
-  const unsigned int v1164 = static_cast<unsigned int>(v410.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1164 = static_cast<unsigned int>(v410.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1165 = v30 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1167 = v406 && v1166;
   const bool v1168 = v1165 < v1;
   const bool v1169 = v1167 && v1168;
@@ -1298,11 +1298,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1174 = v1173 + v1165;
     out[v1174] = v1172;
   }
-  const unsigned int v1175 = static_cast<unsigned int>(v410.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1175 = static_cast<unsigned int>(v410.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1176 = v485 + v1175;
-  const unsigned int v1177 = static_cast<unsigned int>(v410.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1177 = static_cast<unsigned int>(v410.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1178 = v30 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1180 = v406 && v1179;
   const bool v1181 = v1178 < v1;
   const bool v1182 = v1180 && v1181;
@@ -1314,11 +1314,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1187 = v1186 + v1178;
     out[v1187] = v1185;
   }
-  const unsigned int v1188 = static_cast<unsigned int>(v410.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1188 = static_cast<unsigned int>(v410.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1189 = v485 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v410.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1190 = static_cast<unsigned int>(v410.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1191 = v30 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1193 = v406 && v1192;
   const bool v1194 = v1191 < v1;
   const bool v1195 = v1193 && v1194;
@@ -1330,11 +1330,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1200 = v1199 + v1191;
     out[v1200] = v1198;
   }
-  const unsigned int v1201 = static_cast<unsigned int>(v410.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1201 = static_cast<unsigned int>(v410.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1202 = v485 + v1201;
-  const unsigned int v1203 = static_cast<unsigned int>(v410.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1203 = static_cast<unsigned int>(v410.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1204 = v30 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1206 = v406 && v1205;
   const bool v1207 = v1204 < v1;
   const bool v1208 = v1206 && v1207;
@@ -1346,11 +1346,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1213 = v1212 + v1204;
     out[v1213] = v1211;
   }
-  const unsigned int v1214 = static_cast<unsigned int>(v410.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1214 = static_cast<unsigned int>(v410.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1215 = v485 + v1214;
-  const unsigned int v1216 = static_cast<unsigned int>(v410.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1216 = static_cast<unsigned int>(v410.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1217 = v30 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1219 = v406 && v1218;
   const bool v1220 = v1217 < v1;
   const bool v1221 = v1219 && v1220;
@@ -1362,11 +1362,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1226 = v1225 + v1217;
     out[v1226] = v1224;
   }
-  const unsigned int v1227 = static_cast<unsigned int>(v410.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1227 = static_cast<unsigned int>(v410.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1228 = v485 + v1227;
-  const unsigned int v1229 = static_cast<unsigned int>(v410.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1229 = static_cast<unsigned int>(v410.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1230 = v30 + v1229;
-  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1232 = v406 && v1231;
   const bool v1233 = v1230 < v1;
   const bool v1234 = v1232 && v1233;
@@ -1378,11 +1378,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1239 = v1238 + v1230;
     out[v1239] = v1237;
   }
-  const unsigned int v1240 = static_cast<unsigned int>(v410.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1240 = static_cast<unsigned int>(v410.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1241 = v485 + v1240;
-  const unsigned int v1242 = static_cast<unsigned int>(v410.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1242 = static_cast<unsigned int>(v410.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1243 = v30 + v1242;
-  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1245 = v406 && v1244;
   const bool v1246 = v1243 < v1;
   const bool v1247 = v1245 && v1246;
@@ -1394,11 +1394,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1252 = v1251 + v1243;
     out[v1252] = v1250;
   }
-  const unsigned int v1253 = static_cast<unsigned int>(v410.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1253 = static_cast<unsigned int>(v410.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1254 = v485 + v1253;
-  const unsigned int v1255 = static_cast<unsigned int>(v410.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1255 = static_cast<unsigned int>(v410.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1256 = v30 + v1255;
-  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1258 = v406 && v1257;
   const bool v1259 = v1256 < v1;
   const bool v1260 = v1258 && v1259;
@@ -1410,11 +1410,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1265 = v1264 + v1256;
     out[v1265] = v1263;
   }
-  const unsigned int v1266 = static_cast<unsigned int>(v410.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1266 = static_cast<unsigned int>(v410.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1267 = v485 + v1266;
-  const unsigned int v1268 = static_cast<unsigned int>(v410.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1268 = static_cast<unsigned int>(v410.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1269 = v30 + v1268;
-  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1271 = v406 && v1270;
   const bool v1272 = v1269 < v1;
   const bool v1273 = v1271 && v1272;
@@ -1426,11 +1426,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1278 = v1277 + v1269;
     out[v1278] = v1276;
   }
-  const unsigned int v1279 = static_cast<unsigned int>(v410.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1279 = static_cast<unsigned int>(v410.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1280 = v485 + v1279;
-  const unsigned int v1281 = static_cast<unsigned int>(v410.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1281 = static_cast<unsigned int>(v410.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1282 = v30 + v1281;
-  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1284 = v406 && v1283;
   const bool v1285 = v1282 < v1;
   const bool v1286 = v1284 && v1285;
@@ -1442,11 +1442,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1291 = v1290 + v1282;
     out[v1291] = v1289;
   }
-  const unsigned int v1292 = static_cast<unsigned int>(v410.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1292 = static_cast<unsigned int>(v410.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1293 = v485 + v1292;
-  const unsigned int v1294 = static_cast<unsigned int>(v410.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1294 = static_cast<unsigned int>(v410.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1295 = v30 + v1294;
-  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1297 = v406 && v1296;
   const bool v1298 = v1295 < v1;
   const bool v1299 = v1297 && v1298;
@@ -1458,11 +1458,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1304 = v1303 + v1295;
     out[v1304] = v1302;
   }
-  const unsigned int v1305 = static_cast<unsigned int>(v410.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1305 = static_cast<unsigned int>(v410.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1306 = v485 + v1305;
-  const unsigned int v1307 = static_cast<unsigned int>(v410.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1307 = static_cast<unsigned int>(v410.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1308 = v30 + v1307;
-  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1310 = v406 && v1309;
   const bool v1311 = v1308 < v1;
   const bool v1312 = v1310 && v1311;
@@ -1474,11 +1474,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1317 = v1316 + v1308;
     out[v1317] = v1315;
   }
-  const unsigned int v1319 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:311
-  iron_frag<float, 2, 16, 128> v1329;  // kernels/gemm/gemm_warpgroup.hpp:183
+  const unsigned int v1319 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
+  iron_frag<float, 2, 16, 128> v1329;  // kernels/gemm/gemm_warpgroup.hpp:182
   iron_frag_fill(v1329, 0.0f);
 
-  for (unsigned int v1332 = 0u; v1332 < v2; v1332 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+  for (unsigned int v1332 = 0u; v1332 < v2; v1332 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
     for (unsigned int v1336 = v415; v1336 < 8192u; v1336 += v414) {  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v1338 = v1336 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const unsigned int v1340 = v1336 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1526,9 +1526,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
         shm4[(v1385 ^ (((v1385 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:215
-    if (v406) {  // kernels/gemm/gemm_warpgroup.hpp:216
-      const unsigned int v1394 = v483 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
+    if (v406) {  // kernels/gemm/gemm_warpgroup.hpp:215
+      const unsigned int v1394 = v483 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
       const unsigned int v2288 = v481 << 6u;
       const unsigned int v2290 = v1394 + v2288;
       iron_frag<iron_f16, 0, 16, 16> v2297;
@@ -1563,13 +1563,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
       iron_frag_load_shared<true, 6, 3>(v2326, shm4, 48u, 64u);
       iron_frag_mma_sync(v1329, v2324, v2326);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:217
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
   }
-  const unsigned int v1405 = static_cast<unsigned int>(v1329.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1405 = static_cast<unsigned int>(v1329.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1406 = v485 + v1405;
-  const unsigned int v1407 = static_cast<unsigned int>(v1329.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1407 = static_cast<unsigned int>(v1329.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1408 = v1319 + v1407;
-  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1410 = v406 && v1409;
   const bool v1411 = v1408 < v1;
   const bool v1412 = v1410 && v1411;
@@ -1581,11 +1581,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1417 = v1416 + v1408;
     out[v1417] = v1415;
   }
-  const unsigned int v1418 = static_cast<unsigned int>(v1329.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1418 = static_cast<unsigned int>(v1329.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1419 = v485 + v1418;
-  const unsigned int v1420 = static_cast<unsigned int>(v1329.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1420 = static_cast<unsigned int>(v1329.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1421 = v1319 + v1420;
-  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1423 = v406 && v1422;
   const bool v1424 = v1421 < v1;
   const bool v1425 = v1423 && v1424;
@@ -1597,11 +1597,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1430 = v1429 + v1421;
     out[v1430] = v1428;
   }
-  const unsigned int v1431 = static_cast<unsigned int>(v1329.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1431 = static_cast<unsigned int>(v1329.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1432 = v485 + v1431;
-  const unsigned int v1433 = static_cast<unsigned int>(v1329.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1433 = static_cast<unsigned int>(v1329.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1434 = v1319 + v1433;
-  const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1436 = v406 && v1435;
   const bool v1437 = v1434 < v1;
   const bool v1438 = v1436 && v1437;
@@ -1613,11 +1613,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1443 = v1442 + v1434;
     out[v1443] = v1441;
   }
-  const unsigned int v1444 = static_cast<unsigned int>(v1329.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1444 = static_cast<unsigned int>(v1329.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1445 = v485 + v1444;
-  const unsigned int v1446 = static_cast<unsigned int>(v1329.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1446 = static_cast<unsigned int>(v1329.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1447 = v1319 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1449 = v406 && v1448;
   const bool v1450 = v1447 < v1;
   const bool v1451 = v1449 && v1450;
@@ -1629,11 +1629,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1456 = v1455 + v1447;
     out[v1456] = v1454;
   }
-  const unsigned int v1457 = static_cast<unsigned int>(v1329.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1457 = static_cast<unsigned int>(v1329.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1458 = v485 + v1457;
-  const unsigned int v1459 = static_cast<unsigned int>(v1329.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1459 = static_cast<unsigned int>(v1329.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1460 = v1319 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1462 = v406 && v1461;
   const bool v1463 = v1460 < v1;
   const bool v1464 = v1462 && v1463;
@@ -1645,11 +1645,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1469 = v1468 + v1460;
     out[v1469] = v1467;
   }
-  const unsigned int v1470 = static_cast<unsigned int>(v1329.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1470 = static_cast<unsigned int>(v1329.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1471 = v485 + v1470;
-  const unsigned int v1472 = static_cast<unsigned int>(v1329.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1472 = static_cast<unsigned int>(v1329.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1473 = v1319 + v1472;
-  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1475 = v406 && v1474;
   const bool v1476 = v1473 < v1;
   const bool v1477 = v1475 && v1476;
@@ -1661,11 +1661,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1482 = v1481 + v1473;
     out[v1482] = v1480;
   }
-  const unsigned int v1483 = static_cast<unsigned int>(v1329.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1483 = static_cast<unsigned int>(v1329.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1484 = v485 + v1483;
-  const unsigned int v1485 = static_cast<unsigned int>(v1329.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1485 = static_cast<unsigned int>(v1329.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1486 = v1319 + v1485;
-  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1488 = v406 && v1487;
   const bool v1489 = v1486 < v1;
   const bool v1490 = v1488 && v1489;
@@ -1677,11 +1677,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1495 = v1494 + v1486;
     out[v1495] = v1493;
   }
-  const unsigned int v1496 = static_cast<unsigned int>(v1329.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1496 = static_cast<unsigned int>(v1329.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1497 = v485 + v1496;
-  const unsigned int v1498 = static_cast<unsigned int>(v1329.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1498 = static_cast<unsigned int>(v1329.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1499 = v1319 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1501 = v406 && v1500;
   const bool v1502 = v1499 < v1;
   const bool v1503 = v1501 && v1502;
@@ -1693,11 +1693,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1508 = v1507 + v1499;
     out[v1508] = v1506;
   }
-  const unsigned int v1509 = static_cast<unsigned int>(v1329.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1509 = static_cast<unsigned int>(v1329.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1510 = v485 + v1509;
-  const unsigned int v1511 = static_cast<unsigned int>(v1329.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1511 = static_cast<unsigned int>(v1329.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1512 = v1319 + v1511;
-  const bool v1513 = v1510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1513 = v1510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1514 = v406 && v1513;
   const bool v1515 = v1512 < v1;
   const bool v1516 = v1514 && v1515;
@@ -1709,11 +1709,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1521 = v1520 + v1512;
     out[v1521] = v1519;
   }
-  const unsigned int v1522 = static_cast<unsigned int>(v1329.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1522 = static_cast<unsigned int>(v1329.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1523 = v485 + v1522;
-  const unsigned int v1524 = static_cast<unsigned int>(v1329.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1524 = static_cast<unsigned int>(v1329.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1525 = v1319 + v1524;
-  const bool v1526 = v1523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1526 = v1523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1527 = v406 && v1526;
   const bool v1528 = v1525 < v1;
   const bool v1529 = v1527 && v1528;
@@ -1725,11 +1725,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1534 = v1533 + v1525;
     out[v1534] = v1532;
   }
-  const unsigned int v1535 = static_cast<unsigned int>(v1329.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1535 = static_cast<unsigned int>(v1329.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1536 = v485 + v1535;
-  const unsigned int v1537 = static_cast<unsigned int>(v1329.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1537 = static_cast<unsigned int>(v1329.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1538 = v1319 + v1537;
-  const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1540 = v406 && v1539;
   const bool v1541 = v1538 < v1;
   const bool v1542 = v1540 && v1541;
@@ -1741,11 +1741,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1547 = v1546 + v1538;
     out[v1547] = v1545;
   }
-  const unsigned int v1548 = static_cast<unsigned int>(v1329.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1548 = static_cast<unsigned int>(v1329.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1549 = v485 + v1548;
-  const unsigned int v1550 = static_cast<unsigned int>(v1329.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1550 = static_cast<unsigned int>(v1329.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1551 = v1319 + v1550;
-  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1553 = v406 && v1552;
   const bool v1554 = v1551 < v1;
   const bool v1555 = v1553 && v1554;
@@ -1757,11 +1757,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1560 = v1559 + v1551;
     out[v1560] = v1558;
   }
-  const unsigned int v1561 = static_cast<unsigned int>(v1329.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1561 = static_cast<unsigned int>(v1329.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1562 = v485 + v1561;
-  const unsigned int v1563 = static_cast<unsigned int>(v1329.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1563 = static_cast<unsigned int>(v1329.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1564 = v1319 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1566 = v406 && v1565;
   const bool v1567 = v1564 < v1;
   const bool v1568 = v1566 && v1567;
@@ -1773,11 +1773,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1573 = v1572 + v1564;
     out[v1573] = v1571;
   }
-  const unsigned int v1574 = static_cast<unsigned int>(v1329.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1574 = static_cast<unsigned int>(v1329.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1575 = v485 + v1574;
-  const unsigned int v1576 = static_cast<unsigned int>(v1329.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1576 = static_cast<unsigned int>(v1329.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1577 = v1319 + v1576;
-  const bool v1578 = v1575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1578 = v1575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1579 = v406 && v1578;
   const bool v1580 = v1577 < v1;
   const bool v1581 = v1579 && v1580;
@@ -1789,11 +1789,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1586 = v1585 + v1577;
     out[v1586] = v1584;
   }
-  const unsigned int v1587 = static_cast<unsigned int>(v1329.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1587 = static_cast<unsigned int>(v1329.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1588 = v485 + v1587;
-  const unsigned int v1589 = static_cast<unsigned int>(v1329.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1589 = static_cast<unsigned int>(v1329.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1590 = v1319 + v1589;
-  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1592 = v406 && v1591;
   const bool v1593 = v1590 < v1;
   const bool v1594 = v1592 && v1593;
@@ -1805,11 +1805,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1599 = v1598 + v1590;
     out[v1599] = v1597;
   }
-  const unsigned int v1600 = static_cast<unsigned int>(v1329.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1600 = static_cast<unsigned int>(v1329.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1601 = v485 + v1600;
-  const unsigned int v1602 = static_cast<unsigned int>(v1329.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1602 = static_cast<unsigned int>(v1329.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1603 = v1319 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1605 = v406 && v1604;
   const bool v1606 = v1603 < v1;
   const bool v1607 = v1605 && v1606;
@@ -1821,11 +1821,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1612 = v1611 + v1603;
     out[v1612] = v1610;
   }
-  const unsigned int v1613 = static_cast<unsigned int>(v1329.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1613 = static_cast<unsigned int>(v1329.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1614 = v485 + v1613;
-  const unsigned int v1615 = static_cast<unsigned int>(v1329.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1615 = static_cast<unsigned int>(v1329.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1616 = v1319 + v1615;
-  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1618 = v406 && v1617;
   const bool v1619 = v1616 < v1;
   const bool v1620 = v1618 && v1619;
@@ -1837,11 +1837,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1625 = v1624 + v1616;
     out[v1625] = v1623;
   }
-  const unsigned int v1626 = static_cast<unsigned int>(v1329.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1626 = static_cast<unsigned int>(v1329.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1627 = v485 + v1626;
-  const unsigned int v1628 = static_cast<unsigned int>(v1329.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1628 = static_cast<unsigned int>(v1329.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1629 = v1319 + v1628;
-  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1631 = v406 && v1630;
   const bool v1632 = v1629 < v1;
   const bool v1633 = v1631 && v1632;
@@ -1853,11 +1853,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1638 = v1637 + v1629;
     out[v1638] = v1636;
   }
-  const unsigned int v1639 = static_cast<unsigned int>(v1329.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1639 = static_cast<unsigned int>(v1329.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1640 = v485 + v1639;
-  const unsigned int v1641 = static_cast<unsigned int>(v1329.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1641 = static_cast<unsigned int>(v1329.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1642 = v1319 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1644 = v406 && v1643;
   const bool v1645 = v1642 < v1;
   const bool v1646 = v1644 && v1645;
@@ -1869,11 +1869,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1651 = v1650 + v1642;
     out[v1651] = v1649;
   }
-  const unsigned int v1652 = static_cast<unsigned int>(v1329.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1652 = static_cast<unsigned int>(v1329.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1653 = v485 + v1652;
-  const unsigned int v1654 = static_cast<unsigned int>(v1329.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1654 = static_cast<unsigned int>(v1329.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1655 = v1319 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1657 = v406 && v1656;
   const bool v1658 = v1655 < v1;
   const bool v1659 = v1657 && v1658;
@@ -1885,11 +1885,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1664 = v1663 + v1655;
     out[v1664] = v1662;
   }
-  const unsigned int v1665 = static_cast<unsigned int>(v1329.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1665 = static_cast<unsigned int>(v1329.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1666 = v485 + v1665;
-  const unsigned int v1667 = static_cast<unsigned int>(v1329.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1667 = static_cast<unsigned int>(v1329.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1668 = v1319 + v1667;
-  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1670 = v406 && v1669;
   const bool v1671 = v1668 < v1;
   const bool v1672 = v1670 && v1671;
@@ -1901,11 +1901,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1677 = v1676 + v1668;
     out[v1677] = v1675;
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v1329.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1678 = static_cast<unsigned int>(v1329.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1679 = v485 + v1678;
-  const unsigned int v1680 = static_cast<unsigned int>(v1329.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1680 = static_cast<unsigned int>(v1329.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1681 = v1319 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1683 = v406 && v1682;
   const bool v1684 = v1681 < v1;
   const bool v1685 = v1683 && v1684;
@@ -1917,11 +1917,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1690 = v1689 + v1681;
     out[v1690] = v1688;
   }
-  const unsigned int v1691 = static_cast<unsigned int>(v1329.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1691 = static_cast<unsigned int>(v1329.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1692 = v485 + v1691;
-  const unsigned int v1693 = static_cast<unsigned int>(v1329.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1693 = static_cast<unsigned int>(v1329.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1694 = v1319 + v1693;
-  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1696 = v406 && v1695;
   const bool v1697 = v1694 < v1;
   const bool v1698 = v1696 && v1697;
@@ -1933,11 +1933,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1703 = v1702 + v1694;
     out[v1703] = v1701;
   }
-  const unsigned int v1704 = static_cast<unsigned int>(v1329.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1704 = static_cast<unsigned int>(v1329.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1705 = v485 + v1704;
-  const unsigned int v1706 = static_cast<unsigned int>(v1329.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1706 = static_cast<unsigned int>(v1329.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1707 = v1319 + v1706;
-  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1709 = v406 && v1708;
   const bool v1710 = v1707 < v1;
   const bool v1711 = v1709 && v1710;
@@ -1949,11 +1949,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1716 = v1715 + v1707;
     out[v1716] = v1714;
   }
-  const unsigned int v1717 = static_cast<unsigned int>(v1329.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1717 = static_cast<unsigned int>(v1329.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1718 = v485 + v1717;
-  const unsigned int v1719 = static_cast<unsigned int>(v1329.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1719 = static_cast<unsigned int>(v1329.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1720 = v1319 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1722 = v406 && v1721;
   const bool v1723 = v1720 < v1;
   const bool v1724 = v1722 && v1723;
@@ -1965,11 +1965,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1729 = v1728 + v1720;
     out[v1729] = v1727;
   }
-  const unsigned int v1730 = static_cast<unsigned int>(v1329.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1730 = static_cast<unsigned int>(v1329.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1731 = v485 + v1730;
-  const unsigned int v1732 = static_cast<unsigned int>(v1329.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1732 = static_cast<unsigned int>(v1329.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1733 = v1319 + v1732;
-  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1735 = v406 && v1734;
   const bool v1736 = v1733 < v1;
   const bool v1737 = v1735 && v1736;
@@ -1981,11 +1981,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1742 = v1741 + v1733;
     out[v1742] = v1740;
   }
-  const unsigned int v1743 = static_cast<unsigned int>(v1329.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1743 = static_cast<unsigned int>(v1329.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1744 = v485 + v1743;
-  const unsigned int v1745 = static_cast<unsigned int>(v1329.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1745 = static_cast<unsigned int>(v1329.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1746 = v1319 + v1745;
-  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1748 = v406 && v1747;
   const bool v1749 = v1746 < v1;
   const bool v1750 = v1748 && v1749;
@@ -1997,11 +1997,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1755 = v1754 + v1746;
     out[v1755] = v1753;
   }
-  const unsigned int v1756 = static_cast<unsigned int>(v1329.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1756 = static_cast<unsigned int>(v1329.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1757 = v485 + v1756;
-  const unsigned int v1758 = static_cast<unsigned int>(v1329.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1758 = static_cast<unsigned int>(v1329.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1759 = v1319 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1761 = v406 && v1760;
   const bool v1762 = v1759 < v1;
   const bool v1763 = v1761 && v1762;
@@ -2013,11 +2013,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1768 = v1767 + v1759;
     out[v1768] = v1766;
   }
-  const unsigned int v1769 = static_cast<unsigned int>(v1329.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1769 = static_cast<unsigned int>(v1329.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1770 = v485 + v1769;
-  const unsigned int v1771 = static_cast<unsigned int>(v1329.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1771 = static_cast<unsigned int>(v1329.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1772 = v1319 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1774 = v406 && v1773;
   const bool v1775 = v1772 < v1;
   const bool v1776 = v1774 && v1775;
@@ -2029,11 +2029,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1781 = v1780 + v1772;
     out[v1781] = v1779;
   }
-  const unsigned int v1782 = static_cast<unsigned int>(v1329.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1782 = static_cast<unsigned int>(v1329.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1783 = v485 + v1782;
-  const unsigned int v1784 = static_cast<unsigned int>(v1329.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1784 = static_cast<unsigned int>(v1329.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1785 = v1319 + v1784;
-  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1787 = v406 && v1786;
   const bool v1788 = v1785 < v1;
   const bool v1789 = v1787 && v1788;
@@ -2045,11 +2045,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1794 = v1793 + v1785;
     out[v1794] = v1792;
   }
-  const unsigned int v1795 = static_cast<unsigned int>(v1329.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1795 = static_cast<unsigned int>(v1329.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1796 = v485 + v1795;
-  const unsigned int v1797 = static_cast<unsigned int>(v1329.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1797 = static_cast<unsigned int>(v1329.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1798 = v1319 + v1797;
-  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1800 = v406 && v1799;
   const bool v1801 = v1798 < v1;
   const bool v1802 = v1800 && v1801;
@@ -2061,11 +2061,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1807 = v1806 + v1798;
     out[v1807] = v1805;
   }
-  const unsigned int v1808 = static_cast<unsigned int>(v1329.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1808 = static_cast<unsigned int>(v1329.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1809 = v485 + v1808;
-  const unsigned int v1810 = static_cast<unsigned int>(v1329.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1810 = static_cast<unsigned int>(v1329.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1811 = v1319 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1813 = v406 && v1812;
   const bool v1814 = v1811 < v1;
   const bool v1815 = v1813 && v1814;
@@ -2077,11 +2077,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1820 = v1819 + v1811;
     out[v1820] = v1818;
   }
-  const unsigned int v1821 = static_cast<unsigned int>(v1329.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1821 = static_cast<unsigned int>(v1329.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1822 = v485 + v1821;
-  const unsigned int v1823 = static_cast<unsigned int>(v1329.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1823 = static_cast<unsigned int>(v1329.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1824 = v1319 + v1823;
-  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1826 = v406 && v1825;
   const bool v1827 = v1824 < v1;
   const bool v1828 = v1826 && v1827;
@@ -2093,11 +2093,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1833 = v1832 + v1824;
     out[v1833] = v1831;
   }
-  const unsigned int v1834 = static_cast<unsigned int>(v1329.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1834 = static_cast<unsigned int>(v1329.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1835 = v485 + v1834;
-  const unsigned int v1836 = static_cast<unsigned int>(v1329.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1836 = static_cast<unsigned int>(v1329.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1837 = v1319 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1839 = v406 && v1838;
   const bool v1840 = v1837 < v1;
   const bool v1841 = v1839 && v1840;
@@ -2109,11 +2109,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1846 = v1845 + v1837;
     out[v1846] = v1844;
   }
-  const unsigned int v1847 = static_cast<unsigned int>(v1329.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1847 = static_cast<unsigned int>(v1329.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1848 = v485 + v1847;
-  const unsigned int v1849 = static_cast<unsigned int>(v1329.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1849 = static_cast<unsigned int>(v1329.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1850 = v1319 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1852 = v406 && v1851;
   const bool v1853 = v1850 < v1;
   const bool v1854 = v1852 && v1853;
@@ -2125,11 +2125,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1859 = v1858 + v1850;
     out[v1859] = v1857;
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v1329.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1860 = static_cast<unsigned int>(v1329.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1861 = v485 + v1860;
-  const unsigned int v1862 = static_cast<unsigned int>(v1329.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1862 = static_cast<unsigned int>(v1329.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1863 = v1319 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1865 = v406 && v1864;
   const bool v1866 = v1863 < v1;
   const bool v1867 = v1865 && v1866;
@@ -2141,11 +2141,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1872 = v1871 + v1863;
     out[v1872] = v1870;
   }
-  const unsigned int v1873 = static_cast<unsigned int>(v1329.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1873 = static_cast<unsigned int>(v1329.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1874 = v485 + v1873;
-  const unsigned int v1875 = static_cast<unsigned int>(v1329.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1875 = static_cast<unsigned int>(v1329.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1876 = v1319 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1878 = v406 && v1877;
   const bool v1879 = v1876 < v1;
   const bool v1880 = v1878 && v1879;
@@ -2157,11 +2157,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1885 = v1884 + v1876;
     out[v1885] = v1883;
   }
-  const unsigned int v1886 = static_cast<unsigned int>(v1329.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1886 = static_cast<unsigned int>(v1329.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1887 = v485 + v1886;
-  const unsigned int v1888 = static_cast<unsigned int>(v1329.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1888 = static_cast<unsigned int>(v1329.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1889 = v1319 + v1888;
-  const bool v1890 = v1887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1890 = v1887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1891 = v406 && v1890;
   const bool v1892 = v1889 < v1;
   const bool v1893 = v1891 && v1892;
@@ -2173,11 +2173,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1898 = v1897 + v1889;
     out[v1898] = v1896;
   }
-  const unsigned int v1899 = static_cast<unsigned int>(v1329.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1899 = static_cast<unsigned int>(v1329.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1900 = v485 + v1899;
-  const unsigned int v1901 = static_cast<unsigned int>(v1329.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1901 = static_cast<unsigned int>(v1329.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1902 = v1319 + v1901;
-  const bool v1903 = v1900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1903 = v1900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1904 = v406 && v1903;
   const bool v1905 = v1902 < v1;
   const bool v1906 = v1904 && v1905;
@@ -2189,11 +2189,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1911 = v1910 + v1902;
     out[v1911] = v1909;
   }
-  const unsigned int v1912 = static_cast<unsigned int>(v1329.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1912 = static_cast<unsigned int>(v1329.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1913 = v485 + v1912;
-  const unsigned int v1914 = static_cast<unsigned int>(v1329.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1914 = static_cast<unsigned int>(v1329.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1915 = v1319 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1917 = v406 && v1916;
   const bool v1918 = v1915 < v1;
   const bool v1919 = v1917 && v1918;
@@ -2205,11 +2205,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1924 = v1923 + v1915;
     out[v1924] = v1922;
   }
-  const unsigned int v1925 = static_cast<unsigned int>(v1329.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1925 = static_cast<unsigned int>(v1329.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1926 = v485 + v1925;
-  const unsigned int v1927 = static_cast<unsigned int>(v1329.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1927 = static_cast<unsigned int>(v1329.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1928 = v1319 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1930 = v406 && v1929;
   const bool v1931 = v1928 < v1;
   const bool v1932 = v1930 && v1931;
@@ -2221,11 +2221,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1937 = v1936 + v1928;
     out[v1937] = v1935;
   }
-  const unsigned int v1938 = static_cast<unsigned int>(v1329.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1938 = static_cast<unsigned int>(v1329.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1939 = v485 + v1938;
-  const unsigned int v1940 = static_cast<unsigned int>(v1329.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1940 = static_cast<unsigned int>(v1329.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1941 = v1319 + v1940;
-  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1943 = v406 && v1942;
   const bool v1944 = v1941 < v1;
   const bool v1945 = v1943 && v1944;
@@ -2237,11 +2237,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1950 = v1949 + v1941;
     out[v1950] = v1948;
   }
-  const unsigned int v1951 = static_cast<unsigned int>(v1329.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1951 = static_cast<unsigned int>(v1329.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1952 = v485 + v1951;
-  const unsigned int v1953 = static_cast<unsigned int>(v1329.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1953 = static_cast<unsigned int>(v1329.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1954 = v1319 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1956 = v406 && v1955;
   const bool v1957 = v1954 < v1;
   const bool v1958 = v1956 && v1957;
@@ -2253,11 +2253,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1963 = v1962 + v1954;
     out[v1963] = v1961;
   }
-  const unsigned int v1964 = static_cast<unsigned int>(v1329.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1964 = static_cast<unsigned int>(v1329.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1965 = v485 + v1964;
-  const unsigned int v1966 = static_cast<unsigned int>(v1329.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1966 = static_cast<unsigned int>(v1329.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1967 = v1319 + v1966;
-  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1969 = v406 && v1968;
   const bool v1970 = v1967 < v1;
   const bool v1971 = v1969 && v1970;
@@ -2269,11 +2269,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1976 = v1975 + v1967;
     out[v1976] = v1974;
   }
-  const unsigned int v1977 = static_cast<unsigned int>(v1329.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1977 = static_cast<unsigned int>(v1329.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1978 = v485 + v1977;
-  const unsigned int v1979 = static_cast<unsigned int>(v1329.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1979 = static_cast<unsigned int>(v1329.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1980 = v1319 + v1979;
-  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1982 = v406 && v1981;
   const bool v1983 = v1980 < v1;
   const bool v1984 = v1982 && v1983;
@@ -2285,11 +2285,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1989 = v1988 + v1980;
     out[v1989] = v1987;
   }
-  const unsigned int v1990 = static_cast<unsigned int>(v1329.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1990 = static_cast<unsigned int>(v1329.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1991 = v485 + v1990;
-  const unsigned int v1992 = static_cast<unsigned int>(v1329.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1992 = static_cast<unsigned int>(v1329.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1993 = v1319 + v1992;
-  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1995 = v406 && v1994;
   const bool v1996 = v1993 < v1;
   const bool v1997 = v1995 && v1996;
@@ -2301,11 +2301,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2002 = v2001 + v1993;
     out[v2002] = v2000;
   }
-  const unsigned int v2003 = static_cast<unsigned int>(v1329.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2003 = static_cast<unsigned int>(v1329.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2004 = v485 + v2003;
-  const unsigned int v2005 = static_cast<unsigned int>(v1329.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2005 = static_cast<unsigned int>(v1329.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2006 = v1319 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2008 = v406 && v2007;
   const bool v2009 = v2006 < v1;
   const bool v2010 = v2008 && v2009;
@@ -2317,11 +2317,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2015 = v2014 + v2006;
     out[v2015] = v2013;
   }
-  const unsigned int v2016 = static_cast<unsigned int>(v1329.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2016 = static_cast<unsigned int>(v1329.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2017 = v485 + v2016;
-  const unsigned int v2018 = static_cast<unsigned int>(v1329.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2018 = static_cast<unsigned int>(v1329.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2019 = v1319 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2021 = v406 && v2020;
   const bool v2022 = v2019 < v1;
   const bool v2023 = v2021 && v2022;
@@ -2333,11 +2333,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2028 = v2027 + v2019;
     out[v2028] = v2026;
   }
-  const unsigned int v2029 = static_cast<unsigned int>(v1329.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2029 = static_cast<unsigned int>(v1329.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2030 = v485 + v2029;
-  const unsigned int v2031 = static_cast<unsigned int>(v1329.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2031 = static_cast<unsigned int>(v1329.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2032 = v1319 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2034 = v406 && v2033;
   const bool v2035 = v2032 < v1;
   const bool v2036 = v2034 && v2035;
@@ -2349,11 +2349,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2041 = v2040 + v2032;
     out[v2041] = v2039;
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v1329.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2042 = static_cast<unsigned int>(v1329.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2043 = v485 + v2042;
-  const unsigned int v2044 = static_cast<unsigned int>(v1329.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2044 = static_cast<unsigned int>(v1329.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2045 = v1319 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2047 = v406 && v2046;
   const bool v2048 = v2045 < v1;
   const bool v2049 = v2047 && v2048;
@@ -2365,11 +2365,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2054 = v2053 + v2045;
     out[v2054] = v2052;
   }
-  const unsigned int v2055 = static_cast<unsigned int>(v1329.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2055 = static_cast<unsigned int>(v1329.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2056 = v485 + v2055;
-  const unsigned int v2057 = static_cast<unsigned int>(v1329.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2057 = static_cast<unsigned int>(v1329.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2058 = v1319 + v2057;
-  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2060 = v406 && v2059;
   const bool v2061 = v2058 < v1;
   const bool v2062 = v2060 && v2061;
@@ -2381,11 +2381,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2067 = v2066 + v2058;
     out[v2067] = v2065;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v1329.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2068 = static_cast<unsigned int>(v1329.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2069 = v485 + v2068;
-  const unsigned int v2070 = static_cast<unsigned int>(v1329.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2070 = static_cast<unsigned int>(v1329.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2071 = v1319 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2073 = v406 && v2072;
   const bool v2074 = v2071 < v1;
   const bool v2075 = v2073 && v2074;
@@ -2397,11 +2397,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2080 = v2079 + v2071;
     out[v2080] = v2078;
   }
-  const unsigned int v2081 = static_cast<unsigned int>(v1329.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2081 = static_cast<unsigned int>(v1329.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2082 = v485 + v2081;
-  const unsigned int v2083 = static_cast<unsigned int>(v1329.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2083 = static_cast<unsigned int>(v1329.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2084 = v1319 + v2083;
-  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2086 = v406 && v2085;
   const bool v2087 = v2084 < v1;
   const bool v2088 = v2086 && v2087;
@@ -2413,11 +2413,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2093 = v2092 + v2084;
     out[v2093] = v2091;
   }
-  const unsigned int v2094 = static_cast<unsigned int>(v1329.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2094 = static_cast<unsigned int>(v1329.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2095 = v485 + v2094;
-  const unsigned int v2096 = static_cast<unsigned int>(v1329.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2096 = static_cast<unsigned int>(v1329.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2097 = v1319 + v2096;
-  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2099 = v406 && v2098;
   const bool v2100 = v2097 < v1;
   const bool v2101 = v2099 && v2100;
@@ -2429,11 +2429,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2106 = v2105 + v2097;
     out[v2106] = v2104;
   }
-  const unsigned int v2107 = static_cast<unsigned int>(v1329.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2107 = static_cast<unsigned int>(v1329.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2108 = v485 + v2107;
-  const unsigned int v2109 = static_cast<unsigned int>(v1329.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2109 = static_cast<unsigned int>(v1329.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2110 = v1319 + v2109;
-  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2112 = v406 && v2111;
   const bool v2113 = v2110 < v1;
   const bool v2114 = v2112 && v2113;
@@ -2445,11 +2445,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2119 = v2118 + v2110;
     out[v2119] = v2117;
   }
-  const unsigned int v2120 = static_cast<unsigned int>(v1329.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2120 = static_cast<unsigned int>(v1329.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2121 = v485 + v2120;
-  const unsigned int v2122 = static_cast<unsigned int>(v1329.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2122 = static_cast<unsigned int>(v1329.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2123 = v1319 + v2122;
-  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2125 = v406 && v2124;
   const bool v2126 = v2123 < v1;
   const bool v2127 = v2125 && v2126;
@@ -2461,11 +2461,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2132 = v2131 + v2123;
     out[v2132] = v2130;
   }
-  const unsigned int v2133 = static_cast<unsigned int>(v1329.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2133 = static_cast<unsigned int>(v1329.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2134 = v485 + v2133;
-  const unsigned int v2135 = static_cast<unsigned int>(v1329.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2135 = static_cast<unsigned int>(v1329.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2136 = v1319 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2138 = v406 && v2137;
   const bool v2139 = v2136 < v1;
   const bool v2140 = v2138 && v2139;
@@ -2477,11 +2477,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2145 = v2144 + v2136;
     out[v2145] = v2143;
   }
-  const unsigned int v2146 = static_cast<unsigned int>(v1329.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2146 = static_cast<unsigned int>(v1329.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2147 = v485 + v2146;
-  const unsigned int v2148 = static_cast<unsigned int>(v1329.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2148 = static_cast<unsigned int>(v1329.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2149 = v1319 + v2148;
-  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2151 = v406 && v2150;
   const bool v2152 = v2149 < v1;
   const bool v2153 = v2151 && v2152;
@@ -2493,11 +2493,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2158 = v2157 + v2149;
     out[v2158] = v2156;
   }
-  const unsigned int v2159 = static_cast<unsigned int>(v1329.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2159 = static_cast<unsigned int>(v1329.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2160 = v485 + v2159;
-  const unsigned int v2161 = static_cast<unsigned int>(v1329.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2161 = static_cast<unsigned int>(v1329.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2162 = v1319 + v2161;
-  const bool v2163 = v2160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2163 = v2160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2164 = v406 && v2163;
   const bool v2165 = v2162 < v1;
   const bool v2166 = v2164 && v2165;
@@ -2509,11 +2509,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2171 = v2170 + v2162;
     out[v2171] = v2169;
   }
-  const unsigned int v2172 = static_cast<unsigned int>(v1329.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2172 = static_cast<unsigned int>(v1329.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2173 = v485 + v2172;
-  const unsigned int v2174 = static_cast<unsigned int>(v1329.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2174 = static_cast<unsigned int>(v1329.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2175 = v1319 + v2174;
-  const bool v2176 = v2173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2176 = v2173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2177 = v406 && v2176;
   const bool v2178 = v2175 < v1;
   const bool v2179 = v2177 && v2178;
@@ -2525,11 +2525,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2184 = v2183 + v2175;
     out[v2184] = v2182;
   }
-  const unsigned int v2185 = static_cast<unsigned int>(v1329.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2185 = static_cast<unsigned int>(v1329.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2186 = v485 + v2185;
-  const unsigned int v2187 = static_cast<unsigned int>(v1329.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2187 = static_cast<unsigned int>(v1329.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2188 = v1319 + v2187;
-  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2190 = v406 && v2189;
   const bool v2191 = v2188 < v1;
   const bool v2192 = v2190 && v2191;
@@ -2541,11 +2541,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2197 = v2196 + v2188;
     out[v2197] = v2195;
   }
-  const unsigned int v2198 = static_cast<unsigned int>(v1329.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2198 = static_cast<unsigned int>(v1329.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2199 = v485 + v2198;
-  const unsigned int v2200 = static_cast<unsigned int>(v1329.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2200 = static_cast<unsigned int>(v1329.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2201 = v1319 + v2200;
-  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2203 = v406 && v2202;
   const bool v2204 = v2201 < v1;
   const bool v2205 = v2203 && v2204;
@@ -2557,11 +2557,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2210 = v2209 + v2201;
     out[v2210] = v2208;
   }
-  const unsigned int v2211 = static_cast<unsigned int>(v1329.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2211 = static_cast<unsigned int>(v1329.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2212 = v485 + v2211;
-  const unsigned int v2213 = static_cast<unsigned int>(v1329.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2213 = static_cast<unsigned int>(v1329.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2214 = v1319 + v2213;
-  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2216 = v406 && v2215;
   const bool v2217 = v2214 < v1;
   const bool v2218 = v2216 && v2217;
@@ -2573,11 +2573,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2223 = v2222 + v2214;
     out[v2223] = v2221;
   }
-  const unsigned int v2224 = static_cast<unsigned int>(v1329.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2224 = static_cast<unsigned int>(v1329.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2225 = v485 + v2224;
-  const unsigned int v2226 = static_cast<unsigned int>(v1329.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2226 = static_cast<unsigned int>(v1329.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2227 = v1319 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2229 = v406 && v2228;
   const bool v2230 = v2227 < v1;
   const bool v2231 = v2229 && v2230;

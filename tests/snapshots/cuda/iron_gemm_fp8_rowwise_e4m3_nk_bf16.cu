@@ -344,15 +344,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   const unsigned int v21 = v20 << 7u;
   const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v25 = v24 << 8u;
-  const unsigned int v421 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:177
+  const unsigned int v421 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:176
   const unsigned int v422 = v421 >> 2u;
-  const bool v425 = v421 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:178
-  iron_frag<float, 2, 16, 128> v429;  // kernels/gemm/gemm_warpgroup.hpp:183
+  const bool v425 = v421 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
+  iron_frag<float, 2, 16, 128> v429;  // kernels/gemm/gemm_warpgroup.hpp:182
   iron_frag_fill(v429, 0.0f);
   const unsigned int v433 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
   const unsigned int v434 = threadIdx.x;
 
-  for (unsigned int v432 = 0u; v432 < v2; v432 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+  for (unsigned int v432 = 0u; v432 < v2; v432 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
     for (unsigned int v436 = v434; v436 < 8192u; v436 += v433) {  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v438 = v436 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const unsigned int v440 = v436 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -400,9 +400,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
         shm4[(v485 ^ (((v485 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:215
-    if (v425) {  // kernels/gemm/gemm_warpgroup.hpp:216
-      const unsigned int v493 = v422 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
+    if (v425) {  // kernels/gemm/gemm_warpgroup.hpp:215
+      const unsigned int v493 = v422 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
       const unsigned int v494 = v493 << 6u;
       const unsigned int v2642 = v421 & 3u;
       const unsigned int v2644 = v2642 << 4u;
@@ -440,18 +440,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag_load_shared<true, 6, 3>(v2684, shm4, 48u, 64u);
       iron_frag_mma_sync(v429, v2682, v2684);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:217
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
   }
-  const unsigned int v499 = v421 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:242
+  const unsigned int v499 = v421 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
   const unsigned int v500 = v499 << 4u;
   const unsigned int v502 = v422 << 6u;
   const unsigned int v503 = v21 + v502;
   const unsigned int v504 = v503 + v500;
-  const unsigned int v505 = static_cast<unsigned int>(v429.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v505 = static_cast<unsigned int>(v429.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v506 = v504 + v505;
-  const unsigned int v507 = static_cast<unsigned int>(v429.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v507 = static_cast<unsigned int>(v429.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v508 = v25 + v507;
-  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v510 = v425 && v509;
   const bool v511 = v508 < v1;
   const bool v512 = v510 && v511;
@@ -466,11 +466,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v520 = v519 + v508;
     out[v520] = v518;
   }
-  const unsigned int v521 = static_cast<unsigned int>(v429.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v521 = static_cast<unsigned int>(v429.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v522 = v504 + v521;
-  const unsigned int v523 = static_cast<unsigned int>(v429.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v523 = static_cast<unsigned int>(v429.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v524 = v25 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v526 = v425 && v525;
   const bool v527 = v524 < v1;
   const bool v528 = v526 && v527;
@@ -485,11 +485,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v536 = v535 + v524;
     out[v536] = v534;
   }
-  const unsigned int v537 = static_cast<unsigned int>(v429.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v537 = static_cast<unsigned int>(v429.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v538 = v504 + v537;
-  const unsigned int v539 = static_cast<unsigned int>(v429.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v539 = static_cast<unsigned int>(v429.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v540 = v25 + v539;
-  const bool v541 = v538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v541 = v538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v542 = v425 && v541;
   const bool v543 = v540 < v1;
   const bool v544 = v542 && v543;
@@ -504,11 +504,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v552 = v551 + v540;
     out[v552] = v550;
   }
-  const unsigned int v553 = static_cast<unsigned int>(v429.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v553 = static_cast<unsigned int>(v429.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v554 = v504 + v553;
-  const unsigned int v555 = static_cast<unsigned int>(v429.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v555 = static_cast<unsigned int>(v429.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v556 = v25 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v558 = v425 && v557;
   const bool v559 = v556 < v1;
   const bool v560 = v558 && v559;
@@ -523,11 +523,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v568 = v567 + v556;
     out[v568] = v566;
   }
-  const unsigned int v569 = static_cast<unsigned int>(v429.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v569 = static_cast<unsigned int>(v429.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v570 = v504 + v569;
-  const unsigned int v571 = static_cast<unsigned int>(v429.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v571 = static_cast<unsigned int>(v429.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v572 = v25 + v571;
-  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v574 = v425 && v573;
   const bool v575 = v572 < v1;
   const bool v576 = v574 && v575;
@@ -542,11 +542,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v584 = v583 + v572;
     out[v584] = v582;
   }
-  const unsigned int v585 = static_cast<unsigned int>(v429.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v585 = static_cast<unsigned int>(v429.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v586 = v504 + v585;
-  const unsigned int v587 = static_cast<unsigned int>(v429.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v587 = static_cast<unsigned int>(v429.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v588 = v25 + v587;
-  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v590 = v425 && v589;
   const bool v591 = v588 < v1;
   const bool v592 = v590 && v591;
@@ -561,11 +561,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v600 = v599 + v588;
     out[v600] = v598;
   }
-  const unsigned int v601 = static_cast<unsigned int>(v429.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v601 = static_cast<unsigned int>(v429.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v602 = v504 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v429.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v603 = static_cast<unsigned int>(v429.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v604 = v25 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v606 = v425 && v605;
   const bool v607 = v604 < v1;
   const bool v608 = v606 && v607;
@@ -580,11 +580,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v616 = v615 + v604;
     out[v616] = v614;
   }
-  const unsigned int v617 = static_cast<unsigned int>(v429.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v617 = static_cast<unsigned int>(v429.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v618 = v504 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v429.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v619 = static_cast<unsigned int>(v429.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v620 = v25 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v622 = v425 && v621;
   const bool v623 = v620 < v1;
   const bool v624 = v622 && v623;
@@ -599,11 +599,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v632 = v631 + v620;
     out[v632] = v630;
   }
-  const unsigned int v633 = static_cast<unsigned int>(v429.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v633 = static_cast<unsigned int>(v429.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v634 = v504 + v633;
-  const unsigned int v635 = static_cast<unsigned int>(v429.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v635 = static_cast<unsigned int>(v429.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v636 = v25 + v635;
-  const bool v637 = v634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v637 = v634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v638 = v425 && v637;
   const bool v639 = v636 < v1;
   const bool v640 = v638 && v639;
@@ -618,11 +618,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v648 = v647 + v636;
     out[v648] = v646;
   }
-  const unsigned int v649 = static_cast<unsigned int>(v429.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v649 = static_cast<unsigned int>(v429.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v650 = v504 + v649;
-  const unsigned int v651 = static_cast<unsigned int>(v429.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v651 = static_cast<unsigned int>(v429.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v652 = v25 + v651;
-  const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v654 = v425 && v653;
   const bool v655 = v652 < v1;
   const bool v656 = v654 && v655;
@@ -637,11 +637,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v664 = v663 + v652;
     out[v664] = v662;
   }
-  const unsigned int v665 = static_cast<unsigned int>(v429.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v665 = static_cast<unsigned int>(v429.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v666 = v504 + v665;
-  const unsigned int v667 = static_cast<unsigned int>(v429.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v667 = static_cast<unsigned int>(v429.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v668 = v25 + v667;
-  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v670 = v425 && v669;
   const bool v671 = v668 < v1;
   const bool v672 = v670 && v671;
@@ -656,11 +656,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v680 = v679 + v668;
     out[v680] = v678;
   }
-  const unsigned int v681 = static_cast<unsigned int>(v429.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v681 = static_cast<unsigned int>(v429.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v682 = v504 + v681;
-  const unsigned int v683 = static_cast<unsigned int>(v429.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v683 = static_cast<unsigned int>(v429.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v684 = v25 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v686 = v425 && v685;
   const bool v687 = v684 < v1;
   const bool v688 = v686 && v687;
@@ -675,11 +675,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v696 = v695 + v684;
     out[v696] = v694;
   }
-  const unsigned int v697 = static_cast<unsigned int>(v429.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v697 = static_cast<unsigned int>(v429.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v698 = v504 + v697;
-  const unsigned int v699 = static_cast<unsigned int>(v429.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v699 = static_cast<unsigned int>(v429.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v700 = v25 + v699;
-  const bool v701 = v698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v701 = v698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v702 = v425 && v701;
   const bool v703 = v700 < v1;
   const bool v704 = v702 && v703;
@@ -694,11 +694,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v712 = v711 + v700;
     out[v712] = v710;
   }
-  const unsigned int v713 = static_cast<unsigned int>(v429.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v713 = static_cast<unsigned int>(v429.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v714 = v504 + v713;
-  const unsigned int v715 = static_cast<unsigned int>(v429.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v715 = static_cast<unsigned int>(v429.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v716 = v25 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v718 = v425 && v717;
   const bool v719 = v716 < v1;
   const bool v720 = v718 && v719;
@@ -713,11 +713,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v728 = v727 + v716;
     out[v728] = v726;
   }
-  const unsigned int v729 = static_cast<unsigned int>(v429.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v729 = static_cast<unsigned int>(v429.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v730 = v504 + v729;
-  const unsigned int v731 = static_cast<unsigned int>(v429.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v731 = static_cast<unsigned int>(v429.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v732 = v25 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v734 = v425 && v733;
   const bool v735 = v732 < v1;
   const bool v736 = v734 && v735;
@@ -732,11 +732,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v744 = v743 + v732;
     out[v744] = v742;
   }
-  const unsigned int v745 = static_cast<unsigned int>(v429.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v745 = static_cast<unsigned int>(v429.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v746 = v504 + v745;
-  const unsigned int v747 = static_cast<unsigned int>(v429.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v747 = static_cast<unsigned int>(v429.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v748 = v25 + v747;
-  const bool v749 = v746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v749 = v746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v750 = v425 && v749;
   const bool v751 = v748 < v1;
   const bool v752 = v750 && v751;
@@ -751,11 +751,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v760 = v759 + v748;
     out[v760] = v758;
   }
-  const unsigned int v761 = static_cast<unsigned int>(v429.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v761 = static_cast<unsigned int>(v429.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v762 = v504 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v429.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v763 = static_cast<unsigned int>(v429.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v764 = v25 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v766 = v425 && v765;
   const bool v767 = v764 < v1;
   const bool v768 = v766 && v767;
@@ -770,11 +770,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v776 = v775 + v764;
     out[v776] = v774;
   }
-  const unsigned int v777 = static_cast<unsigned int>(v429.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v777 = static_cast<unsigned int>(v429.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v778 = v504 + v777;
-  const unsigned int v779 = static_cast<unsigned int>(v429.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v779 = static_cast<unsigned int>(v429.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v780 = v25 + v779;
-  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v782 = v425 && v781;
   const bool v783 = v780 < v1;
   const bool v784 = v782 && v783;
@@ -789,11 +789,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v792 = v791 + v780;
     out[v792] = v790;
   }
-  const unsigned int v793 = static_cast<unsigned int>(v429.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v793 = static_cast<unsigned int>(v429.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v794 = v504 + v793;
-  const unsigned int v795 = static_cast<unsigned int>(v429.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v795 = static_cast<unsigned int>(v429.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v796 = v25 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v798 = v425 && v797;
   const bool v799 = v796 < v1;
   const bool v800 = v798 && v799;
@@ -808,11 +808,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v808 = v807 + v796;
     out[v808] = v806;
   }
-  const unsigned int v809 = static_cast<unsigned int>(v429.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v809 = static_cast<unsigned int>(v429.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v810 = v504 + v809;
-  const unsigned int v811 = static_cast<unsigned int>(v429.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v811 = static_cast<unsigned int>(v429.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v812 = v25 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v814 = v425 && v813;
   const bool v815 = v812 < v1;
   const bool v816 = v814 && v815;
@@ -827,11 +827,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v824 = v823 + v812;
     out[v824] = v822;
   }
-  const unsigned int v825 = static_cast<unsigned int>(v429.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v825 = static_cast<unsigned int>(v429.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v826 = v504 + v825;
-  const unsigned int v827 = static_cast<unsigned int>(v429.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v827 = static_cast<unsigned int>(v429.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v828 = v25 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v830 = v425 && v829;
   const bool v831 = v828 < v1;
   const bool v832 = v830 && v831;
@@ -846,11 +846,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v840 = v839 + v828;
     out[v840] = v838;
   }
-  const unsigned int v841 = static_cast<unsigned int>(v429.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v841 = static_cast<unsigned int>(v429.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v842 = v504 + v841;
-  const unsigned int v843 = static_cast<unsigned int>(v429.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v843 = static_cast<unsigned int>(v429.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v844 = v25 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v846 = v425 && v845;
   const bool v847 = v844 < v1;
   const bool v848 = v846 && v847;
@@ -865,11 +865,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v856 = v855 + v844;
     out[v856] = v854;
   }
-  const unsigned int v857 = static_cast<unsigned int>(v429.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v857 = static_cast<unsigned int>(v429.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v858 = v504 + v857;
-  const unsigned int v859 = static_cast<unsigned int>(v429.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v859 = static_cast<unsigned int>(v429.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v860 = v25 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v862 = v425 && v861;
   const bool v863 = v860 < v1;
   const bool v864 = v862 && v863;
@@ -884,11 +884,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v872 = v871 + v860;
     out[v872] = v870;
   }
-  const unsigned int v873 = static_cast<unsigned int>(v429.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v873 = static_cast<unsigned int>(v429.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v874 = v504 + v873;
-  const unsigned int v875 = static_cast<unsigned int>(v429.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v875 = static_cast<unsigned int>(v429.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v876 = v25 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v878 = v425 && v877;
   const bool v879 = v876 < v1;
   const bool v880 = v878 && v879;
@@ -903,11 +903,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v888 = v887 + v876;
     out[v888] = v886;
   }
-  const unsigned int v889 = static_cast<unsigned int>(v429.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v889 = static_cast<unsigned int>(v429.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v890 = v504 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v429.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v891 = static_cast<unsigned int>(v429.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v892 = v25 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v894 = v425 && v893;
   const bool v895 = v892 < v1;
   const bool v896 = v894 && v895;
@@ -922,11 +922,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v904 = v903 + v892;
     out[v904] = v902;
   }
-  const unsigned int v905 = static_cast<unsigned int>(v429.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v905 = static_cast<unsigned int>(v429.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v906 = v504 + v905;
-  const unsigned int v907 = static_cast<unsigned int>(v429.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v907 = static_cast<unsigned int>(v429.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v908 = v25 + v907;
-  const bool v909 = v906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v909 = v906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v910 = v425 && v909;
   const bool v911 = v908 < v1;
   const bool v912 = v910 && v911;
@@ -941,11 +941,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v920 = v919 + v908;
     out[v920] = v918;
   }
-  const unsigned int v921 = static_cast<unsigned int>(v429.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v921 = static_cast<unsigned int>(v429.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v922 = v504 + v921;
-  const unsigned int v923 = static_cast<unsigned int>(v429.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v923 = static_cast<unsigned int>(v429.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v924 = v25 + v923;
-  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v926 = v425 && v925;
   const bool v927 = v924 < v1;
   const bool v928 = v926 && v927;
@@ -960,11 +960,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v936 = v935 + v924;
     out[v936] = v934;
   }
-  const unsigned int v937 = static_cast<unsigned int>(v429.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v937 = static_cast<unsigned int>(v429.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v938 = v504 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v429.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v939 = static_cast<unsigned int>(v429.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v940 = v25 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v942 = v425 && v941;
   const bool v943 = v940 < v1;
   const bool v944 = v942 && v943;
@@ -979,11 +979,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v952 = v951 + v940;
     out[v952] = v950;
   }
-  const unsigned int v953 = static_cast<unsigned int>(v429.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v953 = static_cast<unsigned int>(v429.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v954 = v504 + v953;
-  const unsigned int v955 = static_cast<unsigned int>(v429.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v955 = static_cast<unsigned int>(v429.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v956 = v25 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v958 = v425 && v957;
   const bool v959 = v956 < v1;
   const bool v960 = v958 && v959;
@@ -998,11 +998,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v968 = v967 + v956;
     out[v968] = v966;
   }
-  const unsigned int v969 = static_cast<unsigned int>(v429.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v969 = static_cast<unsigned int>(v429.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v970 = v504 + v969;
-  const unsigned int v971 = static_cast<unsigned int>(v429.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v971 = static_cast<unsigned int>(v429.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v972 = v25 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v974 = v425 && v973;
   const bool v975 = v972 < v1;
   const bool v976 = v974 && v975;
@@ -1017,11 +1017,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v984 = v983 + v972;
     out[v984] = v982;
   }
-  const unsigned int v985 = static_cast<unsigned int>(v429.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v985 = static_cast<unsigned int>(v429.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v986 = v504 + v985;
-  const unsigned int v987 = static_cast<unsigned int>(v429.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v987 = static_cast<unsigned int>(v429.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v988 = v25 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v990 = v425 && v989;
   const bool v991 = v988 < v1;
   const bool v992 = v990 && v991;
@@ -1036,11 +1036,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1000 = v999 + v988;
     out[v1000] = v998;
   }
-  const unsigned int v1001 = static_cast<unsigned int>(v429.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1001 = static_cast<unsigned int>(v429.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1002 = v504 + v1001;
-  const unsigned int v1003 = static_cast<unsigned int>(v429.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1003 = static_cast<unsigned int>(v429.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1004 = v25 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1006 = v425 && v1005;
   const bool v1007 = v1004 < v1;
   const bool v1008 = v1006 && v1007;
@@ -1055,11 +1055,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1016 = v1015 + v1004;
     out[v1016] = v1014;
   }
-  const unsigned int v1017 = static_cast<unsigned int>(v429.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1017 = static_cast<unsigned int>(v429.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1018 = v504 + v1017;
-  const unsigned int v1019 = static_cast<unsigned int>(v429.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1019 = static_cast<unsigned int>(v429.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1020 = v25 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1022 = v425 && v1021;
   const bool v1023 = v1020 < v1;
   const bool v1024 = v1022 && v1023;
@@ -1074,11 +1074,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1032 = v1031 + v1020;
     out[v1032] = v1030;
   }
-  const unsigned int v1033 = static_cast<unsigned int>(v429.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1033 = static_cast<unsigned int>(v429.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1034 = v504 + v1033;
-  const unsigned int v1035 = static_cast<unsigned int>(v429.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1035 = static_cast<unsigned int>(v429.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1036 = v25 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1038 = v425 && v1037;
   const bool v1039 = v1036 < v1;
   const bool v1040 = v1038 && v1039;
@@ -1093,11 +1093,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1048 = v1047 + v1036;
     out[v1048] = v1046;
   }
-  const unsigned int v1049 = static_cast<unsigned int>(v429.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1049 = static_cast<unsigned int>(v429.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1050 = v504 + v1049;
-  const unsigned int v1051 = static_cast<unsigned int>(v429.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1051 = static_cast<unsigned int>(v429.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1052 = v25 + v1051;
-  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1054 = v425 && v1053;
   const bool v1055 = v1052 < v1;
   const bool v1056 = v1054 && v1055;
@@ -1112,11 +1112,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1064 = v1063 + v1052;
     out[v1064] = v1062;
   }
-  const unsigned int v1065 = static_cast<unsigned int>(v429.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1065 = static_cast<unsigned int>(v429.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1066 = v504 + v1065;
-  const unsigned int v1067 = static_cast<unsigned int>(v429.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1067 = static_cast<unsigned int>(v429.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1068 = v25 + v1067;
-  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1070 = v425 && v1069;
   const bool v1071 = v1068 < v1;
   const bool v1072 = v1070 && v1071;
@@ -1131,11 +1131,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1080 = v1079 + v1068;
     out[v1080] = v1078;
   }
-  const unsigned int v1081 = static_cast<unsigned int>(v429.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1081 = static_cast<unsigned int>(v429.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1082 = v504 + v1081;
-  const unsigned int v1083 = static_cast<unsigned int>(v429.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1083 = static_cast<unsigned int>(v429.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1084 = v25 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1086 = v425 && v1085;
   const bool v1087 = v1084 < v1;
   const bool v1088 = v1086 && v1087;
@@ -1150,11 +1150,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1096 = v1095 + v1084;
     out[v1096] = v1094;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v429.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1097 = static_cast<unsigned int>(v429.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1098 = v504 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v429.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1099 = static_cast<unsigned int>(v429.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1100 = v25 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1102 = v425 && v1101;
   const bool v1103 = v1100 < v1;
   const bool v1104 = v1102 && v1103;
@@ -1169,11 +1169,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1112 = v1111 + v1100;
     out[v1112] = v1110;
   }
-  const unsigned int v1113 = static_cast<unsigned int>(v429.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1113 = static_cast<unsigned int>(v429.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1114 = v504 + v1113;
-  const unsigned int v1115 = static_cast<unsigned int>(v429.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1115 = static_cast<unsigned int>(v429.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1116 = v25 + v1115;
-  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1118 = v425 && v1117;
   const bool v1119 = v1116 < v1;
   const bool v1120 = v1118 && v1119;
@@ -1188,11 +1188,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1128 = v1127 + v1116;
     out[v1128] = v1126;
   }
-  const unsigned int v1129 = static_cast<unsigned int>(v429.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1129 = static_cast<unsigned int>(v429.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1130 = v504 + v1129;
-  const unsigned int v1131 = static_cast<unsigned int>(v429.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1131 = static_cast<unsigned int>(v429.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1132 = v25 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1134 = v425 && v1133;
   const bool v1135 = v1132 < v1;
   const bool v1136 = v1134 && v1135;
@@ -1207,11 +1207,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1144 = v1143 + v1132;
     out[v1144] = v1142;
   }
-  const unsigned int v1145 = static_cast<unsigned int>(v429.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1145 = static_cast<unsigned int>(v429.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1146 = v504 + v1145;
-  const unsigned int v1147 = static_cast<unsigned int>(v429.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1147 = static_cast<unsigned int>(v429.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1148 = v25 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1150 = v425 && v1149;
   const bool v1151 = v1148 < v1;
   const bool v1152 = v1150 && v1151;
@@ -1226,11 +1226,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1160 = v1159 + v1148;
     out[v1160] = v1158;
   }
-  const unsigned int v1161 = static_cast<unsigned int>(v429.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1161 = static_cast<unsigned int>(v429.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1162 = v504 + v1161;
-  const unsigned int v1163 = static_cast<unsigned int>(v429.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1163 = static_cast<unsigned int>(v429.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1164 = v25 + v1163;
-  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1166 = v425 && v1165;
   const bool v1167 = v1164 < v1;
   const bool v1168 = v1166 && v1167;
@@ -1245,11 +1245,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1176 = v1175 + v1164;
     out[v1176] = v1174;
   }
-  const unsigned int v1177 = static_cast<unsigned int>(v429.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1177 = static_cast<unsigned int>(v429.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1178 = v504 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v429.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1179 = static_cast<unsigned int>(v429.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1180 = v25 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1182 = v425 && v1181;
   const bool v1183 = v1180 < v1;
   const bool v1184 = v1182 && v1183;
@@ -1264,11 +1264,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1192 = v1191 + v1180;
     out[v1192] = v1190;
   }
-  const unsigned int v1193 = static_cast<unsigned int>(v429.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1193 = static_cast<unsigned int>(v429.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1194 = v504 + v1193;
-  const unsigned int v1195 = static_cast<unsigned int>(v429.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1195 = static_cast<unsigned int>(v429.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1196 = v25 + v1195;
-  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1198 = v425 && v1197;
   const bool v1199 = v1196 < v1;
   const bool v1200 = v1198 && v1199;
@@ -1283,11 +1283,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1208 = v1207 + v1196;
     out[v1208] = v1206;
   }
-  const unsigned int v1209 = static_cast<unsigned int>(v429.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1209 = static_cast<unsigned int>(v429.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1210 = v504 + v1209;
-  const unsigned int v1211 = static_cast<unsigned int>(v429.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1211 = static_cast<unsigned int>(v429.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1212 = v25 + v1211;
-  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1214 = v425 && v1213;
   const bool v1215 = v1212 < v1;
   const bool v1216 = v1214 && v1215;
@@ -1302,11 +1302,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1224 = v1223 + v1212;
     out[v1224] = v1222;
   }
-  const unsigned int v1225 = static_cast<unsigned int>(v429.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1225 = static_cast<unsigned int>(v429.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1226 = v504 + v1225;
-  const unsigned int v1227 = static_cast<unsigned int>(v429.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1227 = static_cast<unsigned int>(v429.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1228 = v25 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1230 = v425 && v1229;
   const bool v1231 = v1228 < v1;
   const bool v1232 = v1230 && v1231;
@@ -1321,11 +1321,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1240 = v1239 + v1228;
     out[v1240] = v1238;
   }
-  const unsigned int v1241 = static_cast<unsigned int>(v429.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1241 = static_cast<unsigned int>(v429.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1242 = v504 + v1241;
-  const unsigned int v1243 = static_cast<unsigned int>(v429.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1243 = static_cast<unsigned int>(v429.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1244 = v25 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1246 = v425 && v1245;
   const bool v1247 = v1244 < v1;
   const bool v1248 = v1246 && v1247;
@@ -1340,11 +1340,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1256 = v1255 + v1244;
     out[v1256] = v1254;
   }
-  const unsigned int v1257 = static_cast<unsigned int>(v429.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1257 = static_cast<unsigned int>(v429.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1258 = v504 + v1257;
-  const unsigned int v1259 = static_cast<unsigned int>(v429.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1259 = static_cast<unsigned int>(v429.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1260 = v25 + v1259;
-  const bool v1261 = v1258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1261 = v1258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1262 = v425 && v1261;
   const bool v1263 = v1260 < v1;
   const bool v1264 = v1262 && v1263;
@@ -1359,11 +1359,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1272 = v1271 + v1260;
     out[v1272] = v1270;
   }
-  const unsigned int v1273 = static_cast<unsigned int>(v429.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1273 = static_cast<unsigned int>(v429.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1274 = v504 + v1273;
-  const unsigned int v1275 = static_cast<unsigned int>(v429.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1275 = static_cast<unsigned int>(v429.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1276 = v25 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1278 = v425 && v1277;
   const bool v1279 = v1276 < v1;
   const bool v1280 = v1278 && v1279;
@@ -1378,11 +1378,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1288 = v1287 + v1276;
     out[v1288] = v1286;
   }
-  const unsigned int v1289 = static_cast<unsigned int>(v429.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1289 = static_cast<unsigned int>(v429.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1290 = v504 + v1289;
-  const unsigned int v1291 = static_cast<unsigned int>(v429.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1291 = static_cast<unsigned int>(v429.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1292 = v25 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1294 = v425 && v1293;
   const bool v1295 = v1292 < v1;
   const bool v1296 = v1294 && v1295;
@@ -1397,11 +1397,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1304 = v1303 + v1292;
     out[v1304] = v1302;
   }
-  const unsigned int v1305 = static_cast<unsigned int>(v429.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1305 = static_cast<unsigned int>(v429.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1306 = v504 + v1305;
-  const unsigned int v1307 = static_cast<unsigned int>(v429.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1307 = static_cast<unsigned int>(v429.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1308 = v25 + v1307;
-  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1310 = v425 && v1309;
   const bool v1311 = v1308 < v1;
   const bool v1312 = v1310 && v1311;
@@ -1416,11 +1416,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1320 = v1319 + v1308;
     out[v1320] = v1318;
   }
-  const unsigned int v1321 = static_cast<unsigned int>(v429.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1321 = static_cast<unsigned int>(v429.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1322 = v504 + v1321;
-  const unsigned int v1323 = static_cast<unsigned int>(v429.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1323 = static_cast<unsigned int>(v429.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1324 = v25 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1326 = v425 && v1325;
   const bool v1327 = v1324 < v1;
   const bool v1328 = v1326 && v1327;
@@ -1435,11 +1435,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1336 = v1335 + v1324;
     out[v1336] = v1334;
   }
-  const unsigned int v1337 = static_cast<unsigned int>(v429.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1337 = static_cast<unsigned int>(v429.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1338 = v504 + v1337;
-  const unsigned int v1339 = static_cast<unsigned int>(v429.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1339 = static_cast<unsigned int>(v429.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1340 = v25 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1342 = v425 && v1341;
   const bool v1343 = v1340 < v1;
   const bool v1344 = v1342 && v1343;
@@ -1454,11 +1454,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1352 = v1351 + v1340;
     out[v1352] = v1350;
   }
-  const unsigned int v1353 = static_cast<unsigned int>(v429.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1353 = static_cast<unsigned int>(v429.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1354 = v504 + v1353;
-  const unsigned int v1355 = static_cast<unsigned int>(v429.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1355 = static_cast<unsigned int>(v429.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1356 = v25 + v1355;
-  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1358 = v425 && v1357;
   const bool v1359 = v1356 < v1;
   const bool v1360 = v1358 && v1359;
@@ -1473,11 +1473,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1368 = v1367 + v1356;
     out[v1368] = v1366;
   }
-  const unsigned int v1369 = static_cast<unsigned int>(v429.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1369 = static_cast<unsigned int>(v429.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1370 = v504 + v1369;
-  const unsigned int v1371 = static_cast<unsigned int>(v429.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1371 = static_cast<unsigned int>(v429.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1372 = v25 + v1371;
-  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1374 = v425 && v1373;
   const bool v1375 = v1372 < v1;
   const bool v1376 = v1374 && v1375;
@@ -1492,11 +1492,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1384 = v1383 + v1372;
     out[v1384] = v1382;
   }
-  const unsigned int v1385 = static_cast<unsigned int>(v429.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1385 = static_cast<unsigned int>(v429.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1386 = v504 + v1385;
-  const unsigned int v1387 = static_cast<unsigned int>(v429.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1387 = static_cast<unsigned int>(v429.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1388 = v25 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1390 = v425 && v1389;
   const bool v1391 = v1388 < v1;
   const bool v1392 = v1390 && v1391;
@@ -1511,11 +1511,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1400 = v1399 + v1388;
     out[v1400] = v1398;
   }
-  const unsigned int v1401 = static_cast<unsigned int>(v429.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1401 = static_cast<unsigned int>(v429.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1402 = v504 + v1401;
-  const unsigned int v1403 = static_cast<unsigned int>(v429.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1403 = static_cast<unsigned int>(v429.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1404 = v25 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1406 = v425 && v1405;
   const bool v1407 = v1404 < v1;
   const bool v1408 = v1406 && v1407;
@@ -1530,11 +1530,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1416 = v1415 + v1404;
     out[v1416] = v1414;
   }
-  const unsigned int v1417 = static_cast<unsigned int>(v429.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1417 = static_cast<unsigned int>(v429.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1418 = v504 + v1417;
-  const unsigned int v1419 = static_cast<unsigned int>(v429.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1419 = static_cast<unsigned int>(v429.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1420 = v25 + v1419;
-  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1422 = v425 && v1421;
   const bool v1423 = v1420 < v1;
   const bool v1424 = v1422 && v1423;
@@ -1549,11 +1549,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1432 = v1431 + v1420;
     out[v1432] = v1430;
   }
-  const unsigned int v1433 = static_cast<unsigned int>(v429.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1433 = static_cast<unsigned int>(v429.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1434 = v504 + v1433;
-  const unsigned int v1435 = static_cast<unsigned int>(v429.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1435 = static_cast<unsigned int>(v429.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1436 = v25 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1438 = v425 && v1437;
   const bool v1439 = v1436 < v1;
   const bool v1440 = v1438 && v1439;
@@ -1568,11 +1568,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1448 = v1447 + v1436;
     out[v1448] = v1446;
   }
-  const unsigned int v1449 = static_cast<unsigned int>(v429.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1449 = static_cast<unsigned int>(v429.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1450 = v504 + v1449;
-  const unsigned int v1451 = static_cast<unsigned int>(v429.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1451 = static_cast<unsigned int>(v429.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1452 = v25 + v1451;
-  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1454 = v425 && v1453;
   const bool v1455 = v1452 < v1;
   const bool v1456 = v1454 && v1455;
@@ -1587,11 +1587,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1464 = v1463 + v1452;
     out[v1464] = v1462;
   }
-  const unsigned int v1465 = static_cast<unsigned int>(v429.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1465 = static_cast<unsigned int>(v429.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1466 = v504 + v1465;
-  const unsigned int v1467 = static_cast<unsigned int>(v429.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1467 = static_cast<unsigned int>(v429.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1468 = v25 + v1467;
-  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1470 = v425 && v1469;
   const bool v1471 = v1468 < v1;
   const bool v1472 = v1470 && v1471;
@@ -1606,11 +1606,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1480 = v1479 + v1468;
     out[v1480] = v1478;
   }
-  const unsigned int v1481 = static_cast<unsigned int>(v429.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1481 = static_cast<unsigned int>(v429.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1482 = v504 + v1481;
-  const unsigned int v1483 = static_cast<unsigned int>(v429.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1483 = static_cast<unsigned int>(v429.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1484 = v25 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1486 = v425 && v1485;
   const bool v1487 = v1484 < v1;
   const bool v1488 = v1486 && v1487;
@@ -1625,11 +1625,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1496 = v1495 + v1484;
     out[v1496] = v1494;
   }
-  const unsigned int v1497 = static_cast<unsigned int>(v429.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1497 = static_cast<unsigned int>(v429.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1498 = v504 + v1497;
-  const unsigned int v1499 = static_cast<unsigned int>(v429.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1499 = static_cast<unsigned int>(v429.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1500 = v25 + v1499;
-  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1502 = v425 && v1501;
   const bool v1503 = v1500 < v1;
   const bool v1504 = v1502 && v1503;
@@ -1644,11 +1644,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1512 = v1511 + v1500;
     out[v1512] = v1510;
   }
-  const unsigned int v1513 = static_cast<unsigned int>(v429.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1513 = static_cast<unsigned int>(v429.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1514 = v504 + v1513;
-  const unsigned int v1515 = static_cast<unsigned int>(v429.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1515 = static_cast<unsigned int>(v429.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1516 = v25 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1518 = v425 && v1517;
   const bool v1519 = v1516 < v1;
   const bool v1520 = v1518 && v1519;
@@ -1663,11 +1663,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1528 = v1527 + v1516;
     out[v1528] = v1526;
   }
-  const unsigned int v1530 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:311
-  iron_frag<float, 2, 16, 128> v1540;  // kernels/gemm/gemm_warpgroup.hpp:183
+  const unsigned int v1530 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
+  iron_frag<float, 2, 16, 128> v1540;  // kernels/gemm/gemm_warpgroup.hpp:182
   iron_frag_fill(v1540, 0.0f);
 
-  for (unsigned int v1543 = 0u; v1543 < v2; v1543 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+  for (unsigned int v1543 = 0u; v1543 < v2; v1543 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
     for (unsigned int v1547 = v434; v1547 < 8192u; v1547 += v433) {  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v1549 = v1547 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const unsigned int v1551 = v1547 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1715,9 +1715,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
         shm4[(v1596 ^ (((v1596 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:215
-    if (v425) {  // kernels/gemm/gemm_warpgroup.hpp:216
-      const unsigned int v1605 = v502 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
+    if (v425) {  // kernels/gemm/gemm_warpgroup.hpp:215
+      const unsigned int v1605 = v502 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
       const unsigned int v2691 = v500 << 6u;
       const unsigned int v2693 = v1605 + v2691;
       iron_frag<iron_f16, 0, 16, 16> v2700;
@@ -1752,13 +1752,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag_load_shared<true, 6, 3>(v2729, shm4, 48u, 64u);
       iron_frag_mma_sync(v1540, v2727, v2729);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:217
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
   }
-  const unsigned int v1616 = static_cast<unsigned int>(v1540.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1616 = static_cast<unsigned int>(v1540.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1617 = v504 + v1616;
-  const unsigned int v1618 = static_cast<unsigned int>(v1540.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1618 = static_cast<unsigned int>(v1540.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1619 = v1530 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1621 = v425 && v1620;
   const bool v1622 = v1619 < v1;
   const bool v1623 = v1621 && v1622;
@@ -1773,11 +1773,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1631 = v1630 + v1619;
     out[v1631] = v1629;
   }
-  const unsigned int v1632 = static_cast<unsigned int>(v1540.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1632 = static_cast<unsigned int>(v1540.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1633 = v504 + v1632;
-  const unsigned int v1634 = static_cast<unsigned int>(v1540.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1634 = static_cast<unsigned int>(v1540.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1635 = v1530 + v1634;
-  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1637 = v425 && v1636;
   const bool v1638 = v1635 < v1;
   const bool v1639 = v1637 && v1638;
@@ -1792,11 +1792,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1647 = v1646 + v1635;
     out[v1647] = v1645;
   }
-  const unsigned int v1648 = static_cast<unsigned int>(v1540.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1648 = static_cast<unsigned int>(v1540.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1649 = v504 + v1648;
-  const unsigned int v1650 = static_cast<unsigned int>(v1540.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1650 = static_cast<unsigned int>(v1540.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1651 = v1530 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1653 = v425 && v1652;
   const bool v1654 = v1651 < v1;
   const bool v1655 = v1653 && v1654;
@@ -1811,11 +1811,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1663 = v1662 + v1651;
     out[v1663] = v1661;
   }
-  const unsigned int v1664 = static_cast<unsigned int>(v1540.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1664 = static_cast<unsigned int>(v1540.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1665 = v504 + v1664;
-  const unsigned int v1666 = static_cast<unsigned int>(v1540.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1666 = static_cast<unsigned int>(v1540.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1667 = v1530 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1669 = v425 && v1668;
   const bool v1670 = v1667 < v1;
   const bool v1671 = v1669 && v1670;
@@ -1830,11 +1830,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1679 = v1678 + v1667;
     out[v1679] = v1677;
   }
-  const unsigned int v1680 = static_cast<unsigned int>(v1540.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1680 = static_cast<unsigned int>(v1540.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1681 = v504 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v1540.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1682 = static_cast<unsigned int>(v1540.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1683 = v1530 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1685 = v425 && v1684;
   const bool v1686 = v1683 < v1;
   const bool v1687 = v1685 && v1686;
@@ -1849,11 +1849,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1695 = v1694 + v1683;
     out[v1695] = v1693;
   }
-  const unsigned int v1696 = static_cast<unsigned int>(v1540.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1696 = static_cast<unsigned int>(v1540.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1697 = v504 + v1696;
-  const unsigned int v1698 = static_cast<unsigned int>(v1540.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1698 = static_cast<unsigned int>(v1540.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1699 = v1530 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1701 = v425 && v1700;
   const bool v1702 = v1699 < v1;
   const bool v1703 = v1701 && v1702;
@@ -1868,11 +1868,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1711 = v1710 + v1699;
     out[v1711] = v1709;
   }
-  const unsigned int v1712 = static_cast<unsigned int>(v1540.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1712 = static_cast<unsigned int>(v1540.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1713 = v504 + v1712;
-  const unsigned int v1714 = static_cast<unsigned int>(v1540.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1714 = static_cast<unsigned int>(v1540.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1715 = v1530 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1717 = v425 && v1716;
   const bool v1718 = v1715 < v1;
   const bool v1719 = v1717 && v1718;
@@ -1887,11 +1887,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1727 = v1726 + v1715;
     out[v1727] = v1725;
   }
-  const unsigned int v1728 = static_cast<unsigned int>(v1540.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1728 = static_cast<unsigned int>(v1540.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1729 = v504 + v1728;
-  const unsigned int v1730 = static_cast<unsigned int>(v1540.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1730 = static_cast<unsigned int>(v1540.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1731 = v1530 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1733 = v425 && v1732;
   const bool v1734 = v1731 < v1;
   const bool v1735 = v1733 && v1734;
@@ -1906,11 +1906,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1743 = v1742 + v1731;
     out[v1743] = v1741;
   }
-  const unsigned int v1744 = static_cast<unsigned int>(v1540.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1744 = static_cast<unsigned int>(v1540.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1745 = v504 + v1744;
-  const unsigned int v1746 = static_cast<unsigned int>(v1540.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1746 = static_cast<unsigned int>(v1540.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1747 = v1530 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1749 = v425 && v1748;
   const bool v1750 = v1747 < v1;
   const bool v1751 = v1749 && v1750;
@@ -1925,11 +1925,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1759 = v1758 + v1747;
     out[v1759] = v1757;
   }
-  const unsigned int v1760 = static_cast<unsigned int>(v1540.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1760 = static_cast<unsigned int>(v1540.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1761 = v504 + v1760;
-  const unsigned int v1762 = static_cast<unsigned int>(v1540.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1762 = static_cast<unsigned int>(v1540.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1763 = v1530 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1765 = v425 && v1764;
   const bool v1766 = v1763 < v1;
   const bool v1767 = v1765 && v1766;
@@ -1944,11 +1944,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1775 = v1774 + v1763;
     out[v1775] = v1773;
   }
-  const unsigned int v1776 = static_cast<unsigned int>(v1540.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1776 = static_cast<unsigned int>(v1540.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1777 = v504 + v1776;
-  const unsigned int v1778 = static_cast<unsigned int>(v1540.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1778 = static_cast<unsigned int>(v1540.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1779 = v1530 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1781 = v425 && v1780;
   const bool v1782 = v1779 < v1;
   const bool v1783 = v1781 && v1782;
@@ -1963,11 +1963,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1791 = v1790 + v1779;
     out[v1791] = v1789;
   }
-  const unsigned int v1792 = static_cast<unsigned int>(v1540.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1792 = static_cast<unsigned int>(v1540.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1793 = v504 + v1792;
-  const unsigned int v1794 = static_cast<unsigned int>(v1540.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1794 = static_cast<unsigned int>(v1540.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1795 = v1530 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1797 = v425 && v1796;
   const bool v1798 = v1795 < v1;
   const bool v1799 = v1797 && v1798;
@@ -1982,11 +1982,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1807 = v1806 + v1795;
     out[v1807] = v1805;
   }
-  const unsigned int v1808 = static_cast<unsigned int>(v1540.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1808 = static_cast<unsigned int>(v1540.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1809 = v504 + v1808;
-  const unsigned int v1810 = static_cast<unsigned int>(v1540.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1810 = static_cast<unsigned int>(v1540.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1811 = v1530 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1813 = v425 && v1812;
   const bool v1814 = v1811 < v1;
   const bool v1815 = v1813 && v1814;
@@ -2001,11 +2001,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1823 = v1822 + v1811;
     out[v1823] = v1821;
   }
-  const unsigned int v1824 = static_cast<unsigned int>(v1540.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1824 = static_cast<unsigned int>(v1540.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1825 = v504 + v1824;
-  const unsigned int v1826 = static_cast<unsigned int>(v1540.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1826 = static_cast<unsigned int>(v1540.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1827 = v1530 + v1826;
-  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1829 = v425 && v1828;
   const bool v1830 = v1827 < v1;
   const bool v1831 = v1829 && v1830;
@@ -2020,11 +2020,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1839 = v1838 + v1827;
     out[v1839] = v1837;
   }
-  const unsigned int v1840 = static_cast<unsigned int>(v1540.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1840 = static_cast<unsigned int>(v1540.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1841 = v504 + v1840;
-  const unsigned int v1842 = static_cast<unsigned int>(v1540.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1842 = static_cast<unsigned int>(v1540.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1843 = v1530 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1845 = v425 && v1844;
   const bool v1846 = v1843 < v1;
   const bool v1847 = v1845 && v1846;
@@ -2039,11 +2039,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1855 = v1854 + v1843;
     out[v1855] = v1853;
   }
-  const unsigned int v1856 = static_cast<unsigned int>(v1540.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1856 = static_cast<unsigned int>(v1540.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1857 = v504 + v1856;
-  const unsigned int v1858 = static_cast<unsigned int>(v1540.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1858 = static_cast<unsigned int>(v1540.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1859 = v1530 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1861 = v425 && v1860;
   const bool v1862 = v1859 < v1;
   const bool v1863 = v1861 && v1862;
@@ -2058,11 +2058,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1871 = v1870 + v1859;
     out[v1871] = v1869;
   }
-  const unsigned int v1872 = static_cast<unsigned int>(v1540.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1872 = static_cast<unsigned int>(v1540.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1873 = v504 + v1872;
-  const unsigned int v1874 = static_cast<unsigned int>(v1540.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1874 = static_cast<unsigned int>(v1540.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1875 = v1530 + v1874;
-  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1877 = v425 && v1876;
   const bool v1878 = v1875 < v1;
   const bool v1879 = v1877 && v1878;
@@ -2077,11 +2077,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1887 = v1886 + v1875;
     out[v1887] = v1885;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v1540.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1888 = static_cast<unsigned int>(v1540.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1889 = v504 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v1540.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1890 = static_cast<unsigned int>(v1540.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1891 = v1530 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1893 = v425 && v1892;
   const bool v1894 = v1891 < v1;
   const bool v1895 = v1893 && v1894;
@@ -2096,11 +2096,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1903 = v1902 + v1891;
     out[v1903] = v1901;
   }
-  const unsigned int v1904 = static_cast<unsigned int>(v1540.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1904 = static_cast<unsigned int>(v1540.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1905 = v504 + v1904;
-  const unsigned int v1906 = static_cast<unsigned int>(v1540.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1906 = static_cast<unsigned int>(v1540.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1907 = v1530 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1909 = v425 && v1908;
   const bool v1910 = v1907 < v1;
   const bool v1911 = v1909 && v1910;
@@ -2115,11 +2115,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1919 = v1918 + v1907;
     out[v1919] = v1917;
   }
-  const unsigned int v1920 = static_cast<unsigned int>(v1540.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1920 = static_cast<unsigned int>(v1540.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1921 = v504 + v1920;
-  const unsigned int v1922 = static_cast<unsigned int>(v1540.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1922 = static_cast<unsigned int>(v1540.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1923 = v1530 + v1922;
-  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1925 = v425 && v1924;
   const bool v1926 = v1923 < v1;
   const bool v1927 = v1925 && v1926;
@@ -2134,11 +2134,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1935 = v1934 + v1923;
     out[v1935] = v1933;
   }
-  const unsigned int v1936 = static_cast<unsigned int>(v1540.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1936 = static_cast<unsigned int>(v1540.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1937 = v504 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v1540.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1938 = static_cast<unsigned int>(v1540.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1939 = v1530 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1941 = v425 && v1940;
   const bool v1942 = v1939 < v1;
   const bool v1943 = v1941 && v1942;
@@ -2153,11 +2153,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1951 = v1950 + v1939;
     out[v1951] = v1949;
   }
-  const unsigned int v1952 = static_cast<unsigned int>(v1540.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1952 = static_cast<unsigned int>(v1540.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1953 = v504 + v1952;
-  const unsigned int v1954 = static_cast<unsigned int>(v1540.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1954 = static_cast<unsigned int>(v1540.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1955 = v1530 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1957 = v425 && v1956;
   const bool v1958 = v1955 < v1;
   const bool v1959 = v1957 && v1958;
@@ -2172,11 +2172,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1967 = v1966 + v1955;
     out[v1967] = v1965;
   }
-  const unsigned int v1968 = static_cast<unsigned int>(v1540.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1968 = static_cast<unsigned int>(v1540.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1969 = v504 + v1968;
-  const unsigned int v1970 = static_cast<unsigned int>(v1540.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1970 = static_cast<unsigned int>(v1540.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1971 = v1530 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1973 = v425 && v1972;
   const bool v1974 = v1971 < v1;
   const bool v1975 = v1973 && v1974;
@@ -2191,11 +2191,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1983 = v1982 + v1971;
     out[v1983] = v1981;
   }
-  const unsigned int v1984 = static_cast<unsigned int>(v1540.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1984 = static_cast<unsigned int>(v1540.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1985 = v504 + v1984;
-  const unsigned int v1986 = static_cast<unsigned int>(v1540.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1986 = static_cast<unsigned int>(v1540.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1987 = v1530 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1989 = v425 && v1988;
   const bool v1990 = v1987 < v1;
   const bool v1991 = v1989 && v1990;
@@ -2210,11 +2210,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1999 = v1998 + v1987;
     out[v1999] = v1997;
   }
-  const unsigned int v2000 = static_cast<unsigned int>(v1540.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2000 = static_cast<unsigned int>(v1540.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2001 = v504 + v2000;
-  const unsigned int v2002 = static_cast<unsigned int>(v1540.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2002 = static_cast<unsigned int>(v1540.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2003 = v1530 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2005 = v425 && v2004;
   const bool v2006 = v2003 < v1;
   const bool v2007 = v2005 && v2006;
@@ -2229,11 +2229,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2015 = v2014 + v2003;
     out[v2015] = v2013;
   }
-  const unsigned int v2016 = static_cast<unsigned int>(v1540.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2016 = static_cast<unsigned int>(v1540.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2017 = v504 + v2016;
-  const unsigned int v2018 = static_cast<unsigned int>(v1540.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2018 = static_cast<unsigned int>(v1540.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2019 = v1530 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2021 = v425 && v2020;
   const bool v2022 = v2019 < v1;
   const bool v2023 = v2021 && v2022;
@@ -2248,11 +2248,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2031 = v2030 + v2019;
     out[v2031] = v2029;
   }
-  const unsigned int v2032 = static_cast<unsigned int>(v1540.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2032 = static_cast<unsigned int>(v1540.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2033 = v504 + v2032;
-  const unsigned int v2034 = static_cast<unsigned int>(v1540.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2034 = static_cast<unsigned int>(v1540.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2035 = v1530 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2037 = v425 && v2036;
   const bool v2038 = v2035 < v1;
   const bool v2039 = v2037 && v2038;
@@ -2267,11 +2267,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2047 = v2046 + v2035;
     out[v2047] = v2045;
   }
-  const unsigned int v2048 = static_cast<unsigned int>(v1540.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2048 = static_cast<unsigned int>(v1540.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2049 = v504 + v2048;
-  const unsigned int v2050 = static_cast<unsigned int>(v1540.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2050 = static_cast<unsigned int>(v1540.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2051 = v1530 + v2050;
-  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2053 = v425 && v2052;
   const bool v2054 = v2051 < v1;
   const bool v2055 = v2053 && v2054;
@@ -2286,11 +2286,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2063 = v2062 + v2051;
     out[v2063] = v2061;
   }
-  const unsigned int v2064 = static_cast<unsigned int>(v1540.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2064 = static_cast<unsigned int>(v1540.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2065 = v504 + v2064;
-  const unsigned int v2066 = static_cast<unsigned int>(v1540.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2066 = static_cast<unsigned int>(v1540.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2067 = v1530 + v2066;
-  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2069 = v425 && v2068;
   const bool v2070 = v2067 < v1;
   const bool v2071 = v2069 && v2070;
@@ -2305,11 +2305,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2079 = v2078 + v2067;
     out[v2079] = v2077;
   }
-  const unsigned int v2080 = static_cast<unsigned int>(v1540.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2080 = static_cast<unsigned int>(v1540.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2081 = v504 + v2080;
-  const unsigned int v2082 = static_cast<unsigned int>(v1540.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2082 = static_cast<unsigned int>(v1540.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2083 = v1530 + v2082;
-  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2085 = v425 && v2084;
   const bool v2086 = v2083 < v1;
   const bool v2087 = v2085 && v2086;
@@ -2324,11 +2324,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2095 = v2094 + v2083;
     out[v2095] = v2093;
   }
-  const unsigned int v2096 = static_cast<unsigned int>(v1540.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2096 = static_cast<unsigned int>(v1540.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2097 = v504 + v2096;
-  const unsigned int v2098 = static_cast<unsigned int>(v1540.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2098 = static_cast<unsigned int>(v1540.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2099 = v1530 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2101 = v425 && v2100;
   const bool v2102 = v2099 < v1;
   const bool v2103 = v2101 && v2102;
@@ -2343,11 +2343,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2111 = v2110 + v2099;
     out[v2111] = v2109;
   }
-  const unsigned int v2112 = static_cast<unsigned int>(v1540.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2112 = static_cast<unsigned int>(v1540.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2113 = v504 + v2112;
-  const unsigned int v2114 = static_cast<unsigned int>(v1540.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2114 = static_cast<unsigned int>(v1540.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2115 = v1530 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2117 = v425 && v2116;
   const bool v2118 = v2115 < v1;
   const bool v2119 = v2117 && v2118;
@@ -2362,11 +2362,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2127 = v2126 + v2115;
     out[v2127] = v2125;
   }
-  const unsigned int v2128 = static_cast<unsigned int>(v1540.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2128 = static_cast<unsigned int>(v1540.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2129 = v504 + v2128;
-  const unsigned int v2130 = static_cast<unsigned int>(v1540.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2130 = static_cast<unsigned int>(v1540.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2131 = v1530 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2133 = v425 && v2132;
   const bool v2134 = v2131 < v1;
   const bool v2135 = v2133 && v2134;
@@ -2381,11 +2381,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2143 = v2142 + v2131;
     out[v2143] = v2141;
   }
-  const unsigned int v2144 = static_cast<unsigned int>(v1540.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2144 = static_cast<unsigned int>(v1540.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2145 = v504 + v2144;
-  const unsigned int v2146 = static_cast<unsigned int>(v1540.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2146 = static_cast<unsigned int>(v1540.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2147 = v1530 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2149 = v425 && v2148;
   const bool v2150 = v2147 < v1;
   const bool v2151 = v2149 && v2150;
@@ -2400,11 +2400,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2159 = v2158 + v2147;
     out[v2159] = v2157;
   }
-  const unsigned int v2160 = static_cast<unsigned int>(v1540.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2160 = static_cast<unsigned int>(v1540.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2161 = v504 + v2160;
-  const unsigned int v2162 = static_cast<unsigned int>(v1540.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2162 = static_cast<unsigned int>(v1540.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2163 = v1530 + v2162;
-  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2165 = v425 && v2164;
   const bool v2166 = v2163 < v1;
   const bool v2167 = v2165 && v2166;
@@ -2419,11 +2419,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2175 = v2174 + v2163;
     out[v2175] = v2173;
   }
-  const unsigned int v2176 = static_cast<unsigned int>(v1540.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2176 = static_cast<unsigned int>(v1540.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2177 = v504 + v2176;
-  const unsigned int v2178 = static_cast<unsigned int>(v1540.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2178 = static_cast<unsigned int>(v1540.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2179 = v1530 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2181 = v425 && v2180;
   const bool v2182 = v2179 < v1;
   const bool v2183 = v2181 && v2182;
@@ -2438,11 +2438,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2191 = v2190 + v2179;
     out[v2191] = v2189;
   }
-  const unsigned int v2192 = static_cast<unsigned int>(v1540.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2192 = static_cast<unsigned int>(v1540.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2193 = v504 + v2192;
-  const unsigned int v2194 = static_cast<unsigned int>(v1540.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2194 = static_cast<unsigned int>(v1540.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2195 = v1530 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2197 = v425 && v2196;
   const bool v2198 = v2195 < v1;
   const bool v2199 = v2197 && v2198;
@@ -2457,11 +2457,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2207 = v2206 + v2195;
     out[v2207] = v2205;
   }
-  const unsigned int v2208 = static_cast<unsigned int>(v1540.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2208 = static_cast<unsigned int>(v1540.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2209 = v504 + v2208;
-  const unsigned int v2210 = static_cast<unsigned int>(v1540.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2210 = static_cast<unsigned int>(v1540.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2211 = v1530 + v2210;
-  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2213 = v425 && v2212;
   const bool v2214 = v2211 < v1;
   const bool v2215 = v2213 && v2214;
@@ -2476,11 +2476,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2223 = v2222 + v2211;
     out[v2223] = v2221;
   }
-  const unsigned int v2224 = static_cast<unsigned int>(v1540.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2224 = static_cast<unsigned int>(v1540.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2225 = v504 + v2224;
-  const unsigned int v2226 = static_cast<unsigned int>(v1540.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2226 = static_cast<unsigned int>(v1540.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2227 = v1530 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2229 = v425 && v2228;
   const bool v2230 = v2227 < v1;
   const bool v2231 = v2229 && v2230;
@@ -2495,11 +2495,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2239 = v2238 + v2227;
     out[v2239] = v2237;
   }
-  const unsigned int v2240 = static_cast<unsigned int>(v1540.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2240 = static_cast<unsigned int>(v1540.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2241 = v504 + v2240;
-  const unsigned int v2242 = static_cast<unsigned int>(v1540.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2242 = static_cast<unsigned int>(v1540.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2243 = v1530 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2245 = v425 && v2244;
   const bool v2246 = v2243 < v1;
   const bool v2247 = v2245 && v2246;
@@ -2514,11 +2514,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2255 = v2254 + v2243;
     out[v2255] = v2253;
   }
-  const unsigned int v2256 = static_cast<unsigned int>(v1540.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2256 = static_cast<unsigned int>(v1540.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2257 = v504 + v2256;
-  const unsigned int v2258 = static_cast<unsigned int>(v1540.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2258 = static_cast<unsigned int>(v1540.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2259 = v1530 + v2258;
-  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2261 = v425 && v2260;
   const bool v2262 = v2259 < v1;
   const bool v2263 = v2261 && v2262;
@@ -2533,11 +2533,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2271 = v2270 + v2259;
     out[v2271] = v2269;
   }
-  const unsigned int v2272 = static_cast<unsigned int>(v1540.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2272 = static_cast<unsigned int>(v1540.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2273 = v504 + v2272;
-  const unsigned int v2274 = static_cast<unsigned int>(v1540.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2274 = static_cast<unsigned int>(v1540.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2275 = v1530 + v2274;
-  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2277 = v425 && v2276;
   const bool v2278 = v2275 < v1;
   const bool v2279 = v2277 && v2278;
@@ -2552,11 +2552,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2287 = v2286 + v2275;
     out[v2287] = v2285;
   }
-  const unsigned int v2288 = static_cast<unsigned int>(v1540.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2288 = static_cast<unsigned int>(v1540.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2289 = v504 + v2288;
-  const unsigned int v2290 = static_cast<unsigned int>(v1540.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2290 = static_cast<unsigned int>(v1540.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2291 = v1530 + v2290;
-  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2293 = v425 && v2292;
   const bool v2294 = v2291 < v1;
   const bool v2295 = v2293 && v2294;
@@ -2571,11 +2571,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2303 = v2302 + v2291;
     out[v2303] = v2301;
   }
-  const unsigned int v2304 = static_cast<unsigned int>(v1540.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2304 = static_cast<unsigned int>(v1540.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2305 = v504 + v2304;
-  const unsigned int v2306 = static_cast<unsigned int>(v1540.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2306 = static_cast<unsigned int>(v1540.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2307 = v1530 + v2306;
-  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2309 = v425 && v2308;
   const bool v2310 = v2307 < v1;
   const bool v2311 = v2309 && v2310;
@@ -2590,11 +2590,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2319 = v2318 + v2307;
     out[v2319] = v2317;
   }
-  const unsigned int v2320 = static_cast<unsigned int>(v1540.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2320 = static_cast<unsigned int>(v1540.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2321 = v504 + v2320;
-  const unsigned int v2322 = static_cast<unsigned int>(v1540.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2322 = static_cast<unsigned int>(v1540.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2323 = v1530 + v2322;
-  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2325 = v425 && v2324;
   const bool v2326 = v2323 < v1;
   const bool v2327 = v2325 && v2326;
@@ -2609,11 +2609,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2335 = v2334 + v2323;
     out[v2335] = v2333;
   }
-  const unsigned int v2336 = static_cast<unsigned int>(v1540.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2336 = static_cast<unsigned int>(v1540.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2337 = v504 + v2336;
-  const unsigned int v2338 = static_cast<unsigned int>(v1540.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2338 = static_cast<unsigned int>(v1540.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2339 = v1530 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2341 = v425 && v2340;
   const bool v2342 = v2339 < v1;
   const bool v2343 = v2341 && v2342;
@@ -2628,11 +2628,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2351 = v2350 + v2339;
     out[v2351] = v2349;
   }
-  const unsigned int v2352 = static_cast<unsigned int>(v1540.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2352 = static_cast<unsigned int>(v1540.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2353 = v504 + v2352;
-  const unsigned int v2354 = static_cast<unsigned int>(v1540.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2354 = static_cast<unsigned int>(v1540.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2355 = v1530 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2357 = v425 && v2356;
   const bool v2358 = v2355 < v1;
   const bool v2359 = v2357 && v2358;
@@ -2647,11 +2647,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2367 = v2366 + v2355;
     out[v2367] = v2365;
   }
-  const unsigned int v2368 = static_cast<unsigned int>(v1540.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2368 = static_cast<unsigned int>(v1540.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2369 = v504 + v2368;
-  const unsigned int v2370 = static_cast<unsigned int>(v1540.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2370 = static_cast<unsigned int>(v1540.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2371 = v1530 + v2370;
-  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2373 = v425 && v2372;
   const bool v2374 = v2371 < v1;
   const bool v2375 = v2373 && v2374;
@@ -2666,11 +2666,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2383 = v2382 + v2371;
     out[v2383] = v2381;
   }
-  const unsigned int v2384 = static_cast<unsigned int>(v1540.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2384 = static_cast<unsigned int>(v1540.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2385 = v504 + v2384;
-  const unsigned int v2386 = static_cast<unsigned int>(v1540.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2386 = static_cast<unsigned int>(v1540.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2387 = v1530 + v2386;
-  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2389 = v425 && v2388;
   const bool v2390 = v2387 < v1;
   const bool v2391 = v2389 && v2390;
@@ -2685,11 +2685,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2399 = v2398 + v2387;
     out[v2399] = v2397;
   }
-  const unsigned int v2400 = static_cast<unsigned int>(v1540.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2400 = static_cast<unsigned int>(v1540.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2401 = v504 + v2400;
-  const unsigned int v2402 = static_cast<unsigned int>(v1540.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2402 = static_cast<unsigned int>(v1540.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2403 = v1530 + v2402;
-  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2405 = v425 && v2404;
   const bool v2406 = v2403 < v1;
   const bool v2407 = v2405 && v2406;
@@ -2704,11 +2704,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2415 = v2414 + v2403;
     out[v2415] = v2413;
   }
-  const unsigned int v2416 = static_cast<unsigned int>(v1540.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2416 = static_cast<unsigned int>(v1540.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2417 = v504 + v2416;
-  const unsigned int v2418 = static_cast<unsigned int>(v1540.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2418 = static_cast<unsigned int>(v1540.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2419 = v1530 + v2418;
-  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2421 = v425 && v2420;
   const bool v2422 = v2419 < v1;
   const bool v2423 = v2421 && v2422;
@@ -2723,11 +2723,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2431 = v2430 + v2419;
     out[v2431] = v2429;
   }
-  const unsigned int v2432 = static_cast<unsigned int>(v1540.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2432 = static_cast<unsigned int>(v1540.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2433 = v504 + v2432;
-  const unsigned int v2434 = static_cast<unsigned int>(v1540.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2434 = static_cast<unsigned int>(v1540.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2435 = v1530 + v2434;
-  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2437 = v425 && v2436;
   const bool v2438 = v2435 < v1;
   const bool v2439 = v2437 && v2438;
@@ -2742,11 +2742,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2447 = v2446 + v2435;
     out[v2447] = v2445;
   }
-  const unsigned int v2448 = static_cast<unsigned int>(v1540.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2448 = static_cast<unsigned int>(v1540.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2449 = v504 + v2448;
-  const unsigned int v2450 = static_cast<unsigned int>(v1540.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2450 = static_cast<unsigned int>(v1540.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2451 = v1530 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2453 = v425 && v2452;
   const bool v2454 = v2451 < v1;
   const bool v2455 = v2453 && v2454;
@@ -2761,11 +2761,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2463 = v2462 + v2451;
     out[v2463] = v2461;
   }
-  const unsigned int v2464 = static_cast<unsigned int>(v1540.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2464 = static_cast<unsigned int>(v1540.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2465 = v504 + v2464;
-  const unsigned int v2466 = static_cast<unsigned int>(v1540.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2466 = static_cast<unsigned int>(v1540.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2467 = v1530 + v2466;
-  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2469 = v425 && v2468;
   const bool v2470 = v2467 < v1;
   const bool v2471 = v2469 && v2470;
@@ -2780,11 +2780,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2479 = v2478 + v2467;
     out[v2479] = v2477;
   }
-  const unsigned int v2480 = static_cast<unsigned int>(v1540.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2480 = static_cast<unsigned int>(v1540.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2481 = v504 + v2480;
-  const unsigned int v2482 = static_cast<unsigned int>(v1540.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2482 = static_cast<unsigned int>(v1540.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2483 = v1530 + v2482;
-  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2485 = v425 && v2484;
   const bool v2486 = v2483 < v1;
   const bool v2487 = v2485 && v2486;
@@ -2799,11 +2799,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2495 = v2494 + v2483;
     out[v2495] = v2493;
   }
-  const unsigned int v2496 = static_cast<unsigned int>(v1540.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2496 = static_cast<unsigned int>(v1540.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2497 = v504 + v2496;
-  const unsigned int v2498 = static_cast<unsigned int>(v1540.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2498 = static_cast<unsigned int>(v1540.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2499 = v1530 + v2498;
-  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2501 = v425 && v2500;
   const bool v2502 = v2499 < v1;
   const bool v2503 = v2501 && v2502;
@@ -2818,11 +2818,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2511 = v2510 + v2499;
     out[v2511] = v2509;
   }
-  const unsigned int v2512 = static_cast<unsigned int>(v1540.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2512 = static_cast<unsigned int>(v1540.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2513 = v504 + v2512;
-  const unsigned int v2514 = static_cast<unsigned int>(v1540.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2514 = static_cast<unsigned int>(v1540.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2515 = v1530 + v2514;
-  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2517 = v425 && v2516;
   const bool v2518 = v2515 < v1;
   const bool v2519 = v2517 && v2518;
@@ -2837,11 +2837,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2527 = v2526 + v2515;
     out[v2527] = v2525;
   }
-  const unsigned int v2528 = static_cast<unsigned int>(v1540.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2528 = static_cast<unsigned int>(v1540.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2529 = v504 + v2528;
-  const unsigned int v2530 = static_cast<unsigned int>(v1540.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2530 = static_cast<unsigned int>(v1540.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2531 = v1530 + v2530;
-  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2533 = v425 && v2532;
   const bool v2534 = v2531 < v1;
   const bool v2535 = v2533 && v2534;
@@ -2856,11 +2856,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2543 = v2542 + v2531;
     out[v2543] = v2541;
   }
-  const unsigned int v2544 = static_cast<unsigned int>(v1540.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2544 = static_cast<unsigned int>(v1540.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2545 = v504 + v2544;
-  const unsigned int v2546 = static_cast<unsigned int>(v1540.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2546 = static_cast<unsigned int>(v1540.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2547 = v1530 + v2546;
-  const bool v2548 = v2545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2548 = v2545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2549 = v425 && v2548;
   const bool v2550 = v2547 < v1;
   const bool v2551 = v2549 && v2550;
@@ -2875,11 +2875,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2559 = v2558 + v2547;
     out[v2559] = v2557;
   }
-  const unsigned int v2560 = static_cast<unsigned int>(v1540.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2560 = static_cast<unsigned int>(v1540.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2561 = v504 + v2560;
-  const unsigned int v2562 = static_cast<unsigned int>(v1540.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2562 = static_cast<unsigned int>(v1540.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2563 = v1530 + v2562;
-  const bool v2564 = v2561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2564 = v2561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2565 = v425 && v2564;
   const bool v2566 = v2563 < v1;
   const bool v2567 = v2565 && v2566;
@@ -2894,11 +2894,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2575 = v2574 + v2563;
     out[v2575] = v2573;
   }
-  const unsigned int v2576 = static_cast<unsigned int>(v1540.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2576 = static_cast<unsigned int>(v1540.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2577 = v504 + v2576;
-  const unsigned int v2578 = static_cast<unsigned int>(v1540.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2578 = static_cast<unsigned int>(v1540.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2579 = v1530 + v2578;
-  const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2581 = v425 && v2580;
   const bool v2582 = v2579 < v1;
   const bool v2583 = v2581 && v2582;
@@ -2913,11 +2913,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2591 = v2590 + v2579;
     out[v2591] = v2589;
   }
-  const unsigned int v2592 = static_cast<unsigned int>(v1540.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2592 = static_cast<unsigned int>(v1540.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2593 = v504 + v2592;
-  const unsigned int v2594 = static_cast<unsigned int>(v1540.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2594 = static_cast<unsigned int>(v1540.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2595 = v1530 + v2594;
-  const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2597 = v425 && v2596;
   const bool v2598 = v2595 < v1;
   const bool v2599 = v2597 && v2598;
@@ -2932,11 +2932,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2607 = v2606 + v2595;
     out[v2607] = v2605;
   }
-  const unsigned int v2608 = static_cast<unsigned int>(v1540.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2608 = static_cast<unsigned int>(v1540.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2609 = v504 + v2608;
-  const unsigned int v2610 = static_cast<unsigned int>(v1540.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2610 = static_cast<unsigned int>(v1540.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2611 = v1530 + v2610;
-  const bool v2612 = v2609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2612 = v2609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2613 = v425 && v2612;
   const bool v2614 = v2611 < v1;
   const bool v2615 = v2613 && v2614;
@@ -2951,11 +2951,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2623 = v2622 + v2611;
     out[v2623] = v2621;
   }
-  const unsigned int v2624 = static_cast<unsigned int>(v1540.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2624 = static_cast<unsigned int>(v1540.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2625 = v504 + v2624;
-  const unsigned int v2626 = static_cast<unsigned int>(v1540.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2626 = static_cast<unsigned int>(v1540.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2627 = v1530 + v2626;
-  const bool v2628 = v2625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2628 = v2625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2629 = v425 && v2628;
   const bool v2630 = v2627 < v1;
   const bool v2631 = v2629 && v2630;

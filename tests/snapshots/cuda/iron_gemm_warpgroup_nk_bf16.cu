@@ -276,18 +276,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v26 = v25 << 8u;
-  unsigned int v395 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:311
-  const unsigned int v398 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:177
+  unsigned int v395 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:310
+  const unsigned int v398 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:176
   const unsigned int v399 = v398 >> 2u;
-  const bool v402 = v398 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:178
-  iron_frag<float, 2, 16, 128> v406;  // kernels/gemm/gemm_warpgroup.hpp:183
+  const bool v402 = v398 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
+  iron_frag<float, 2, 16, 128> v406;  // kernels/gemm/gemm_warpgroup.hpp:182
   iron_frag_fill(v406, 0.0f);
-  const unsigned int v409 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:222
+  const unsigned int v409 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:221
   const bool v410 = v409 == v395;
   if (v410) {
-    const bool v3565 = v395 < v2;  // kernels/gemm/gemm_warpgroup.hpp:223
+    const bool v3565 = v395 < v2;  // kernels/gemm/gemm_warpgroup.hpp:222
     if (v3565) {
-      const unsigned int v3569 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const unsigned int v3569 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
       const unsigned int v3572 = v398 << 5u;
       const unsigned int v3573 = v3572 + v3569;
       const unsigned int v3574 = v3573 >> 3u;
@@ -334,7 +334,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v3621 = v3619 + v3610;
         iron_copy_async<16>(shm3 + (v3621 ^ (((v3621 >> 6u) & 7u) << 3u)), a + v3618, v3615);
       }
-      const unsigned int v3622 = v26 + v3574;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const unsigned int v3622 = v26 + v3574;  // kernels/gemm/gemm_warpgroup.hpp:226
       const bool v3623 = v3622 < v1;
       const bool v3624 = v3623 && v3580;
       const unsigned int v3625 = v3622 * v2;
@@ -364,10 +364,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3647 ^ (((v3647 >> 6u) & 7u) << 3u)), b + v3644, v3641);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:223
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
     const bool v3650 = 64u < v2;
     if (v3650) {
-      const unsigned int v3654 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const unsigned int v3654 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
       const unsigned int v3657 = v398 << 5u;
       const unsigned int v3658 = v3657 + v3654;
       const unsigned int v3659 = v3658 >> 3u;
@@ -420,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v3706 = v3705 + v3695;
         iron_copy_async<16>(shm3 + (v3706 ^ (((v3706 >> 6u) & 7u) << 3u)), a + v3703, v3700);
       }
-      const unsigned int v3707 = v26 + v3659;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const unsigned int v3707 = v26 + v3659;  // kernels/gemm/gemm_warpgroup.hpp:226
       const bool v3708 = v3707 < v1;
       const bool v3709 = v3708 && v3665;
       const unsigned int v3710 = v3707 * v2;
@@ -452,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), b + v3729, v3726);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:223
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
 
     for (unsigned int v2716 = v395; v2716 < v2; v2716 += 64u) {
       const unsigned int v2718 = v2716 >> 6u;
@@ -460,8 +460,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v402) {
-        const unsigned int v2722 = v2720 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:230
-        const unsigned int v2729 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+        const unsigned int v2722 = v2720 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:229
+        const unsigned int v2729 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
         const unsigned int v2730 = v2729 << 6u;
         const unsigned int v2731 = v2722 + v2730;
         const unsigned int v3215 = v398 & 3u;
@@ -503,12 +503,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3257, shm4, v3253, 64u);
         iron_frag_mma_sync(v406, v3255, v3257);
       }
-      const unsigned int v2737 = v2716 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:223
+      const unsigned int v2737 = v2716 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:222
       const unsigned int v2739 = v2718 + 2u;
       const unsigned int v2740 = v2739 % 3u;
       const bool v2741 = v2737 < v2;
       if (v2741) {
-        const unsigned int v2744 = v2740 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const unsigned int v2744 = v2740 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
         const unsigned int v2746 = iron_linear_thread() & 31u;
         const unsigned int v2748 = v398 << 5u;
         const unsigned int v2749 = v2748 + v2746;
@@ -562,7 +562,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           const unsigned int v2814 = v2813 + v2801;
           iron_copy_async<16>(shm3 + (v2814 ^ (((v2814 >> 6u) & 7u) << 3u)), a + v2810, v2806);
         }
-        const unsigned int v2831 = v26 + v2753;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v2831 = v26 + v2753;  // kernels/gemm/gemm_warpgroup.hpp:226
         const bool v2833 = v2831 < v1;
         const bool v2835 = v2833 && v2761;
         const unsigned int v2836 = v2831 * v2;
@@ -594,14 +594,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           iron_copy_async<16>(shm4 + (v2887 ^ (((v2887 >> 6u) & 7u) << 3u)), b + v2883, v2879);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:223
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
     }
     __syncthreads();
   } else {
     const unsigned int v437 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v438 = threadIdx.x;
 
-    for (unsigned int v436 = v395; v436 < v2; v436 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+    for (unsigned int v436 = v395; v436 < v2; v436 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
       for (unsigned int v440 = v438; v440 < 8192u; v440 += v437) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v442 = v440 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v444 = v440 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -647,9 +647,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           shm4[(v487 ^ (((v487 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:215
-      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:216
-        const unsigned int v495 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
+      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:215
+        const unsigned int v495 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
         const unsigned int v496 = v495 << 6u;
         const unsigned int v3260 = v398 & 3u;
         const unsigned int v3262 = v3260 << 4u;
@@ -687,19 +687,19 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3302, shm4, 48u, 64u);
         iron_frag_mma_sync(v406, v3300, v3302);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:217
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
     }
   }
-  const unsigned int v501 = v398 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:242
+  const unsigned int v501 = v398 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
   const unsigned int v502 = v501 << 4u;
   const unsigned int v504 = v399 << 6u;
   const unsigned int v505 = v22 + v504;
   const unsigned int v506 = v505 + v502;
-  const unsigned int v507 = static_cast<unsigned int>(v406.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v507 = static_cast<unsigned int>(v406.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v508 = v506 + v507;
-  const unsigned int v509 = static_cast<unsigned int>(v406.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v509 = static_cast<unsigned int>(v406.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v510 = v26 + v509;
-  const bool v511 = v508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v511 = v508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v512 = v402 && v511;
   const bool v513 = v510 < v1;
   const bool v514 = v512 && v513;
@@ -711,11 +711,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v519 = v518 + v510;
     out[v519] = v517;
   }
-  const unsigned int v520 = static_cast<unsigned int>(v406.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v520 = static_cast<unsigned int>(v406.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v521 = v506 + v520;
-  const unsigned int v522 = static_cast<unsigned int>(v406.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v522 = static_cast<unsigned int>(v406.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v523 = v26 + v522;
-  const bool v524 = v521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v524 = v521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v525 = v402 && v524;
   const bool v526 = v523 < v1;
   const bool v527 = v525 && v526;
@@ -727,11 +727,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v532 = v531 + v523;
     out[v532] = v530;
   }
-  const unsigned int v533 = static_cast<unsigned int>(v406.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v533 = static_cast<unsigned int>(v406.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v534 = v506 + v533;
-  const unsigned int v535 = static_cast<unsigned int>(v406.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v535 = static_cast<unsigned int>(v406.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v536 = v26 + v535;
-  const bool v537 = v534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v537 = v534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v538 = v402 && v537;
   const bool v539 = v536 < v1;
   const bool v540 = v538 && v539;
@@ -743,11 +743,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v545 = v544 + v536;
     out[v545] = v543;
   }
-  const unsigned int v546 = static_cast<unsigned int>(v406.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v546 = static_cast<unsigned int>(v406.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v547 = v506 + v546;
-  const unsigned int v548 = static_cast<unsigned int>(v406.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v548 = static_cast<unsigned int>(v406.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v549 = v26 + v548;
-  const bool v550 = v547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v550 = v547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v551 = v402 && v550;
   const bool v552 = v549 < v1;
   const bool v553 = v551 && v552;
@@ -759,11 +759,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v558 = v557 + v549;
     out[v558] = v556;
   }
-  const unsigned int v559 = static_cast<unsigned int>(v406.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v559 = static_cast<unsigned int>(v406.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v560 = v506 + v559;
-  const unsigned int v561 = static_cast<unsigned int>(v406.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v561 = static_cast<unsigned int>(v406.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v562 = v26 + v561;
-  const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v564 = v402 && v563;
   const bool v565 = v562 < v1;
   const bool v566 = v564 && v565;
@@ -775,11 +775,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v571 = v570 + v562;
     out[v571] = v569;
   }
-  const unsigned int v572 = static_cast<unsigned int>(v406.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v572 = static_cast<unsigned int>(v406.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v573 = v506 + v572;
-  const unsigned int v574 = static_cast<unsigned int>(v406.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v574 = static_cast<unsigned int>(v406.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v575 = v26 + v574;
-  const bool v576 = v573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v576 = v573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v577 = v402 && v576;
   const bool v578 = v575 < v1;
   const bool v579 = v577 && v578;
@@ -791,11 +791,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v584 = v583 + v575;
     out[v584] = v582;
   }
-  const unsigned int v585 = static_cast<unsigned int>(v406.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v585 = static_cast<unsigned int>(v406.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v586 = v506 + v585;
-  const unsigned int v587 = static_cast<unsigned int>(v406.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v587 = static_cast<unsigned int>(v406.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v588 = v26 + v587;
-  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v590 = v402 && v589;
   const bool v591 = v588 < v1;
   const bool v592 = v590 && v591;
@@ -807,11 +807,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v597 = v596 + v588;
     out[v597] = v595;
   }
-  const unsigned int v598 = static_cast<unsigned int>(v406.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v598 = static_cast<unsigned int>(v406.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v599 = v506 + v598;
-  const unsigned int v600 = static_cast<unsigned int>(v406.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v600 = static_cast<unsigned int>(v406.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v601 = v26 + v600;
-  const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v603 = v402 && v602;
   const bool v604 = v601 < v1;
   const bool v605 = v603 && v604;
@@ -823,11 +823,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v610 = v609 + v601;
     out[v610] = v608;
   }
-  const unsigned int v611 = static_cast<unsigned int>(v406.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v611 = static_cast<unsigned int>(v406.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v612 = v506 + v611;
-  const unsigned int v613 = static_cast<unsigned int>(v406.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v613 = static_cast<unsigned int>(v406.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v614 = v26 + v613;
-  const bool v615 = v612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v615 = v612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v616 = v402 && v615;
   const bool v617 = v614 < v1;
   const bool v618 = v616 && v617;
@@ -839,11 +839,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v623 = v622 + v614;
     out[v623] = v621;
   }
-  const unsigned int v624 = static_cast<unsigned int>(v406.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v624 = static_cast<unsigned int>(v406.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v625 = v506 + v624;
-  const unsigned int v626 = static_cast<unsigned int>(v406.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v626 = static_cast<unsigned int>(v406.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v627 = v26 + v626;
-  const bool v628 = v625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v628 = v625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v629 = v402 && v628;
   const bool v630 = v627 < v1;
   const bool v631 = v629 && v630;
@@ -855,11 +855,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v636 = v635 + v627;
     out[v636] = v634;
   }
-  const unsigned int v637 = static_cast<unsigned int>(v406.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v637 = static_cast<unsigned int>(v406.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v638 = v506 + v637;
-  const unsigned int v639 = static_cast<unsigned int>(v406.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v639 = static_cast<unsigned int>(v406.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v640 = v26 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v642 = v402 && v641;
   const bool v643 = v640 < v1;
   const bool v644 = v642 && v643;
@@ -871,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v649 = v648 + v640;
     out[v649] = v647;
   }
-  const unsigned int v650 = static_cast<unsigned int>(v406.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v650 = static_cast<unsigned int>(v406.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v651 = v506 + v650;
-  const unsigned int v652 = static_cast<unsigned int>(v406.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v652 = static_cast<unsigned int>(v406.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v653 = v26 + v652;
-  const bool v654 = v651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v654 = v651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v655 = v402 && v654;
   const bool v656 = v653 < v1;
   const bool v657 = v655 && v656;
@@ -887,11 +887,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v662 = v661 + v653;
     out[v662] = v660;
   }
-  const unsigned int v663 = static_cast<unsigned int>(v406.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v663 = static_cast<unsigned int>(v406.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v664 = v506 + v663;
-  const unsigned int v665 = static_cast<unsigned int>(v406.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v665 = static_cast<unsigned int>(v406.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v666 = v26 + v665;
-  const bool v667 = v664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v667 = v664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v668 = v402 && v667;
   const bool v669 = v666 < v1;
   const bool v670 = v668 && v669;
@@ -903,11 +903,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v675 = v674 + v666;
     out[v675] = v673;
   }
-  const unsigned int v676 = static_cast<unsigned int>(v406.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v676 = static_cast<unsigned int>(v406.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v677 = v506 + v676;
-  const unsigned int v678 = static_cast<unsigned int>(v406.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v678 = static_cast<unsigned int>(v406.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v679 = v26 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v680 = v677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v681 = v402 && v680;
   const bool v682 = v679 < v1;
   const bool v683 = v681 && v682;
@@ -919,11 +919,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v688 = v687 + v679;
     out[v688] = v686;
   }
-  const unsigned int v689 = static_cast<unsigned int>(v406.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v689 = static_cast<unsigned int>(v406.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v690 = v506 + v689;
-  const unsigned int v691 = static_cast<unsigned int>(v406.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v691 = static_cast<unsigned int>(v406.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v692 = v26 + v691;
-  const bool v693 = v690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v693 = v690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v694 = v402 && v693;
   const bool v695 = v692 < v1;
   const bool v696 = v694 && v695;
@@ -935,11 +935,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v701 = v700 + v692;
     out[v701] = v699;
   }
-  const unsigned int v702 = static_cast<unsigned int>(v406.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v702 = static_cast<unsigned int>(v406.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v703 = v506 + v702;
-  const unsigned int v704 = static_cast<unsigned int>(v406.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v704 = static_cast<unsigned int>(v406.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v705 = v26 + v704;
-  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v707 = v402 && v706;
   const bool v708 = v705 < v1;
   const bool v709 = v707 && v708;
@@ -951,11 +951,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v714 = v713 + v705;
     out[v714] = v712;
   }
-  const unsigned int v715 = static_cast<unsigned int>(v406.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v715 = static_cast<unsigned int>(v406.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v716 = v506 + v715;
-  const unsigned int v717 = static_cast<unsigned int>(v406.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v717 = static_cast<unsigned int>(v406.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v718 = v26 + v717;
-  const bool v719 = v716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v719 = v716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v720 = v402 && v719;
   const bool v721 = v718 < v1;
   const bool v722 = v720 && v721;
@@ -967,11 +967,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v727 = v726 + v718;
     out[v727] = v725;
   }
-  const unsigned int v728 = static_cast<unsigned int>(v406.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v728 = static_cast<unsigned int>(v406.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v729 = v506 + v728;
-  const unsigned int v730 = static_cast<unsigned int>(v406.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v730 = static_cast<unsigned int>(v406.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v731 = v26 + v730;
-  const bool v732 = v729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v732 = v729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v733 = v402 && v732;
   const bool v734 = v731 < v1;
   const bool v735 = v733 && v734;
@@ -983,11 +983,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v740 = v739 + v731;
     out[v740] = v738;
   }
-  const unsigned int v741 = static_cast<unsigned int>(v406.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v741 = static_cast<unsigned int>(v406.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v742 = v506 + v741;
-  const unsigned int v743 = static_cast<unsigned int>(v406.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v743 = static_cast<unsigned int>(v406.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v744 = v26 + v743;
-  const bool v745 = v742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v745 = v742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v746 = v402 && v745;
   const bool v747 = v744 < v1;
   const bool v748 = v746 && v747;
@@ -999,11 +999,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v753 = v752 + v744;
     out[v753] = v751;
   }
-  const unsigned int v754 = static_cast<unsigned int>(v406.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v754 = static_cast<unsigned int>(v406.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v755 = v506 + v754;
-  const unsigned int v756 = static_cast<unsigned int>(v406.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v756 = static_cast<unsigned int>(v406.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v757 = v26 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v758 = v755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v759 = v402 && v758;
   const bool v760 = v757 < v1;
   const bool v761 = v759 && v760;
@@ -1015,11 +1015,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v766 = v765 + v757;
     out[v766] = v764;
   }
-  const unsigned int v767 = static_cast<unsigned int>(v406.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v767 = static_cast<unsigned int>(v406.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v768 = v506 + v767;
-  const unsigned int v769 = static_cast<unsigned int>(v406.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v769 = static_cast<unsigned int>(v406.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v770 = v26 + v769;
-  const bool v771 = v768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v772 = v402 && v771;
   const bool v773 = v770 < v1;
   const bool v774 = v772 && v773;
@@ -1031,11 +1031,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v779 = v778 + v770;
     out[v779] = v777;
   }
-  const unsigned int v780 = static_cast<unsigned int>(v406.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v780 = static_cast<unsigned int>(v406.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v781 = v506 + v780;
-  const unsigned int v782 = static_cast<unsigned int>(v406.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v782 = static_cast<unsigned int>(v406.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v783 = v26 + v782;
-  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v785 = v402 && v784;
   const bool v786 = v783 < v1;
   const bool v787 = v785 && v786;
@@ -1047,11 +1047,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v792 = v791 + v783;
     out[v792] = v790;
   }
-  const unsigned int v793 = static_cast<unsigned int>(v406.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v793 = static_cast<unsigned int>(v406.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v794 = v506 + v793;
-  const unsigned int v795 = static_cast<unsigned int>(v406.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v795 = static_cast<unsigned int>(v406.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v796 = v26 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v798 = v402 && v797;
   const bool v799 = v796 < v1;
   const bool v800 = v798 && v799;
@@ -1063,11 +1063,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v805 = v804 + v796;
     out[v805] = v803;
   }
-  const unsigned int v806 = static_cast<unsigned int>(v406.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v806 = static_cast<unsigned int>(v406.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v807 = v506 + v806;
-  const unsigned int v808 = static_cast<unsigned int>(v406.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v808 = static_cast<unsigned int>(v406.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v809 = v26 + v808;
-  const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v811 = v402 && v810;
   const bool v812 = v809 < v1;
   const bool v813 = v811 && v812;
@@ -1079,11 +1079,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v818 = v817 + v809;
     out[v818] = v816;
   }
-  const unsigned int v819 = static_cast<unsigned int>(v406.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v819 = static_cast<unsigned int>(v406.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v820 = v506 + v819;
-  const unsigned int v821 = static_cast<unsigned int>(v406.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v821 = static_cast<unsigned int>(v406.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v822 = v26 + v821;
-  const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v824 = v402 && v823;
   const bool v825 = v822 < v1;
   const bool v826 = v824 && v825;
@@ -1095,11 +1095,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v831 = v830 + v822;
     out[v831] = v829;
   }
-  const unsigned int v832 = static_cast<unsigned int>(v406.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v832 = static_cast<unsigned int>(v406.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v833 = v506 + v832;
-  const unsigned int v834 = static_cast<unsigned int>(v406.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v834 = static_cast<unsigned int>(v406.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v835 = v26 + v834;
-  const bool v836 = v833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v836 = v833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v837 = v402 && v836;
   const bool v838 = v835 < v1;
   const bool v839 = v837 && v838;
@@ -1111,11 +1111,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v844 = v843 + v835;
     out[v844] = v842;
   }
-  const unsigned int v845 = static_cast<unsigned int>(v406.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v845 = static_cast<unsigned int>(v406.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v846 = v506 + v845;
-  const unsigned int v847 = static_cast<unsigned int>(v406.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v847 = static_cast<unsigned int>(v406.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v848 = v26 + v847;
-  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v850 = v402 && v849;
   const bool v851 = v848 < v1;
   const bool v852 = v850 && v851;
@@ -1127,11 +1127,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v857 = v856 + v848;
     out[v857] = v855;
   }
-  const unsigned int v858 = static_cast<unsigned int>(v406.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v858 = static_cast<unsigned int>(v406.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v859 = v506 + v858;
-  const unsigned int v860 = static_cast<unsigned int>(v406.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v860 = static_cast<unsigned int>(v406.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v861 = v26 + v860;
-  const bool v862 = v859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v862 = v859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v863 = v402 && v862;
   const bool v864 = v861 < v1;
   const bool v865 = v863 && v864;
@@ -1143,11 +1143,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v870 = v869 + v861;
     out[v870] = v868;
   }
-  const unsigned int v871 = static_cast<unsigned int>(v406.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v871 = static_cast<unsigned int>(v406.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v872 = v506 + v871;
-  const unsigned int v873 = static_cast<unsigned int>(v406.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v873 = static_cast<unsigned int>(v406.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v874 = v26 + v873;
-  const bool v875 = v872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v875 = v872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v876 = v402 && v875;
   const bool v877 = v874 < v1;
   const bool v878 = v876 && v877;
@@ -1159,11 +1159,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v883 = v882 + v874;
     out[v883] = v881;
   }
-  const unsigned int v884 = static_cast<unsigned int>(v406.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v884 = static_cast<unsigned int>(v406.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v885 = v506 + v884;
-  const unsigned int v886 = static_cast<unsigned int>(v406.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v886 = static_cast<unsigned int>(v406.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v887 = v26 + v886;
-  const bool v888 = v885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v888 = v885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v889 = v402 && v888;
   const bool v890 = v887 < v1;
   const bool v891 = v889 && v890;
@@ -1175,11 +1175,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v896 = v895 + v887;
     out[v896] = v894;
   }
-  const unsigned int v897 = static_cast<unsigned int>(v406.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v897 = static_cast<unsigned int>(v406.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v898 = v506 + v897;
-  const unsigned int v899 = static_cast<unsigned int>(v406.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v899 = static_cast<unsigned int>(v406.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v900 = v26 + v899;
-  const bool v901 = v898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v901 = v898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v902 = v402 && v901;
   const bool v903 = v900 < v1;
   const bool v904 = v902 && v903;
@@ -1191,11 +1191,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v909 = v908 + v900;
     out[v909] = v907;
   }
-  const unsigned int v910 = static_cast<unsigned int>(v406.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v910 = static_cast<unsigned int>(v406.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v911 = v506 + v910;
-  const unsigned int v912 = static_cast<unsigned int>(v406.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v912 = static_cast<unsigned int>(v406.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v913 = v26 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v915 = v402 && v914;
   const bool v916 = v913 < v1;
   const bool v917 = v915 && v916;
@@ -1207,11 +1207,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v922 = v921 + v913;
     out[v922] = v920;
   }
-  const unsigned int v923 = static_cast<unsigned int>(v406.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v923 = static_cast<unsigned int>(v406.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v924 = v506 + v923;
-  const unsigned int v925 = static_cast<unsigned int>(v406.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v925 = static_cast<unsigned int>(v406.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v926 = v26 + v925;
-  const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v928 = v402 && v927;
   const bool v929 = v926 < v1;
   const bool v930 = v928 && v929;
@@ -1223,11 +1223,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v935 = v934 + v926;
     out[v935] = v933;
   }
-  const unsigned int v936 = static_cast<unsigned int>(v406.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v936 = static_cast<unsigned int>(v406.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v937 = v506 + v936;
-  const unsigned int v938 = static_cast<unsigned int>(v406.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v938 = static_cast<unsigned int>(v406.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v939 = v26 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v941 = v402 && v940;
   const bool v942 = v939 < v1;
   const bool v943 = v941 && v942;
@@ -1239,11 +1239,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v948 = v947 + v939;
     out[v948] = v946;
   }
-  const unsigned int v949 = static_cast<unsigned int>(v406.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v949 = static_cast<unsigned int>(v406.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v950 = v506 + v949;
-  const unsigned int v951 = static_cast<unsigned int>(v406.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v951 = static_cast<unsigned int>(v406.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v952 = v26 + v951;
-  const bool v953 = v950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v953 = v950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v954 = v402 && v953;
   const bool v955 = v952 < v1;
   const bool v956 = v954 && v955;
@@ -1255,11 +1255,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v961 = v960 + v952;
     out[v961] = v959;
   }
-  const unsigned int v962 = static_cast<unsigned int>(v406.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v962 = static_cast<unsigned int>(v406.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v963 = v506 + v962;
-  const unsigned int v964 = static_cast<unsigned int>(v406.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v964 = static_cast<unsigned int>(v406.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v965 = v26 + v964;
-  const bool v966 = v963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v966 = v963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v967 = v402 && v966;
   const bool v968 = v965 < v1;
   const bool v969 = v967 && v968;
@@ -1271,11 +1271,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v974 = v973 + v965;
     out[v974] = v972;
   }
-  const unsigned int v975 = static_cast<unsigned int>(v406.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v975 = static_cast<unsigned int>(v406.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v976 = v506 + v975;
-  const unsigned int v977 = static_cast<unsigned int>(v406.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v977 = static_cast<unsigned int>(v406.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v978 = v26 + v977;
-  const bool v979 = v976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v979 = v976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v980 = v402 && v979;
   const bool v981 = v978 < v1;
   const bool v982 = v980 && v981;
@@ -1287,11 +1287,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v987 = v986 + v978;
     out[v987] = v985;
   }
-  const unsigned int v988 = static_cast<unsigned int>(v406.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v988 = static_cast<unsigned int>(v406.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v989 = v506 + v988;
-  const unsigned int v990 = static_cast<unsigned int>(v406.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v990 = static_cast<unsigned int>(v406.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v991 = v26 + v990;
-  const bool v992 = v989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v992 = v989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v993 = v402 && v992;
   const bool v994 = v991 < v1;
   const bool v995 = v993 && v994;
@@ -1303,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1000 = v999 + v991;
     out[v1000] = v998;
   }
-  const unsigned int v1001 = static_cast<unsigned int>(v406.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1001 = static_cast<unsigned int>(v406.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1002 = v506 + v1001;
-  const unsigned int v1003 = static_cast<unsigned int>(v406.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1003 = static_cast<unsigned int>(v406.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1004 = v26 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1006 = v402 && v1005;
   const bool v1007 = v1004 < v1;
   const bool v1008 = v1006 && v1007;
@@ -1319,11 +1319,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1013 = v1012 + v1004;
     out[v1013] = v1011;
   }
-  const unsigned int v1014 = static_cast<unsigned int>(v406.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1014 = static_cast<unsigned int>(v406.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1015 = v506 + v1014;
-  const unsigned int v1016 = static_cast<unsigned int>(v406.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1016 = static_cast<unsigned int>(v406.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1017 = v26 + v1016;
-  const bool v1018 = v1015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1018 = v1015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1019 = v402 && v1018;
   const bool v1020 = v1017 < v1;
   const bool v1021 = v1019 && v1020;
@@ -1335,11 +1335,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1026 = v1025 + v1017;
     out[v1026] = v1024;
   }
-  const unsigned int v1027 = static_cast<unsigned int>(v406.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1027 = static_cast<unsigned int>(v406.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1028 = v506 + v1027;
-  const unsigned int v1029 = static_cast<unsigned int>(v406.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1029 = static_cast<unsigned int>(v406.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1030 = v26 + v1029;
-  const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1032 = v402 && v1031;
   const bool v1033 = v1030 < v1;
   const bool v1034 = v1032 && v1033;
@@ -1351,11 +1351,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1039 = v1038 + v1030;
     out[v1039] = v1037;
   }
-  const unsigned int v1040 = static_cast<unsigned int>(v406.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1040 = static_cast<unsigned int>(v406.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1041 = v506 + v1040;
-  const unsigned int v1042 = static_cast<unsigned int>(v406.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1042 = static_cast<unsigned int>(v406.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1043 = v26 + v1042;
-  const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1045 = v402 && v1044;
   const bool v1046 = v1043 < v1;
   const bool v1047 = v1045 && v1046;
@@ -1367,11 +1367,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1052 = v1051 + v1043;
     out[v1052] = v1050;
   }
-  const unsigned int v1053 = static_cast<unsigned int>(v406.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1053 = static_cast<unsigned int>(v406.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1054 = v506 + v1053;
-  const unsigned int v1055 = static_cast<unsigned int>(v406.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1055 = static_cast<unsigned int>(v406.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1056 = v26 + v1055;
-  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1058 = v402 && v1057;
   const bool v1059 = v1056 < v1;
   const bool v1060 = v1058 && v1059;
@@ -1383,11 +1383,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1065 = v1064 + v1056;
     out[v1065] = v1063;
   }
-  const unsigned int v1066 = static_cast<unsigned int>(v406.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1066 = static_cast<unsigned int>(v406.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1067 = v506 + v1066;
-  const unsigned int v1068 = static_cast<unsigned int>(v406.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1068 = static_cast<unsigned int>(v406.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1069 = v26 + v1068;
-  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1071 = v402 && v1070;
   const bool v1072 = v1069 < v1;
   const bool v1073 = v1071 && v1072;
@@ -1399,11 +1399,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1078 = v1077 + v1069;
     out[v1078] = v1076;
   }
-  const unsigned int v1079 = static_cast<unsigned int>(v406.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1079 = static_cast<unsigned int>(v406.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1080 = v506 + v1079;
-  const unsigned int v1081 = static_cast<unsigned int>(v406.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1081 = static_cast<unsigned int>(v406.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1082 = v26 + v1081;
-  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1084 = v402 && v1083;
   const bool v1085 = v1082 < v1;
   const bool v1086 = v1084 && v1085;
@@ -1415,11 +1415,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1091 = v1090 + v1082;
     out[v1091] = v1089;
   }
-  const unsigned int v1092 = static_cast<unsigned int>(v406.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1092 = static_cast<unsigned int>(v406.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1093 = v506 + v1092;
-  const unsigned int v1094 = static_cast<unsigned int>(v406.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1094 = static_cast<unsigned int>(v406.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1095 = v26 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1097 = v402 && v1096;
   const bool v1098 = v1095 < v1;
   const bool v1099 = v1097 && v1098;
@@ -1431,11 +1431,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1104 = v1103 + v1095;
     out[v1104] = v1102;
   }
-  const unsigned int v1105 = static_cast<unsigned int>(v406.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1105 = static_cast<unsigned int>(v406.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1106 = v506 + v1105;
-  const unsigned int v1107 = static_cast<unsigned int>(v406.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1107 = static_cast<unsigned int>(v406.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1108 = v26 + v1107;
-  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1110 = v402 && v1109;
   const bool v1111 = v1108 < v1;
   const bool v1112 = v1110 && v1111;
@@ -1447,11 +1447,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1117 = v1116 + v1108;
     out[v1117] = v1115;
   }
-  const unsigned int v1118 = static_cast<unsigned int>(v406.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1118 = static_cast<unsigned int>(v406.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1119 = v506 + v1118;
-  const unsigned int v1120 = static_cast<unsigned int>(v406.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1120 = static_cast<unsigned int>(v406.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1121 = v26 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1123 = v402 && v1122;
   const bool v1124 = v1121 < v1;
   const bool v1125 = v1123 && v1124;
@@ -1463,11 +1463,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1130 = v1129 + v1121;
     out[v1130] = v1128;
   }
-  const unsigned int v1131 = static_cast<unsigned int>(v406.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1131 = static_cast<unsigned int>(v406.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1132 = v506 + v1131;
-  const unsigned int v1133 = static_cast<unsigned int>(v406.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1133 = static_cast<unsigned int>(v406.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1134 = v26 + v1133;
-  const bool v1135 = v1132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1135 = v1132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1136 = v402 && v1135;
   const bool v1137 = v1134 < v1;
   const bool v1138 = v1136 && v1137;
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1143 = v1142 + v1134;
     out[v1143] = v1141;
   }
-  const unsigned int v1144 = static_cast<unsigned int>(v406.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1144 = static_cast<unsigned int>(v406.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1145 = v506 + v1144;
-  const unsigned int v1146 = static_cast<unsigned int>(v406.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1146 = static_cast<unsigned int>(v406.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1147 = v26 + v1146;
-  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1149 = v402 && v1148;
   const bool v1150 = v1147 < v1;
   const bool v1151 = v1149 && v1150;
@@ -1495,11 +1495,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1156 = v1155 + v1147;
     out[v1156] = v1154;
   }
-  const unsigned int v1157 = static_cast<unsigned int>(v406.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1157 = static_cast<unsigned int>(v406.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1158 = v506 + v1157;
-  const unsigned int v1159 = static_cast<unsigned int>(v406.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1159 = static_cast<unsigned int>(v406.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1160 = v26 + v1159;
-  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1162 = v402 && v1161;
   const bool v1163 = v1160 < v1;
   const bool v1164 = v1162 && v1163;
@@ -1511,11 +1511,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1169 = v1168 + v1160;
     out[v1169] = v1167;
   }
-  const unsigned int v1170 = static_cast<unsigned int>(v406.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1170 = static_cast<unsigned int>(v406.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1171 = v506 + v1170;
-  const unsigned int v1172 = static_cast<unsigned int>(v406.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1172 = static_cast<unsigned int>(v406.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1173 = v26 + v1172;
-  const bool v1174 = v1171 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1174 = v1171 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1175 = v402 && v1174;
   const bool v1176 = v1173 < v1;
   const bool v1177 = v1175 && v1176;
@@ -1527,11 +1527,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1182 = v1181 + v1173;
     out[v1182] = v1180;
   }
-  const unsigned int v1183 = static_cast<unsigned int>(v406.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1183 = static_cast<unsigned int>(v406.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1184 = v506 + v1183;
-  const unsigned int v1185 = static_cast<unsigned int>(v406.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1185 = static_cast<unsigned int>(v406.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1186 = v26 + v1185;
-  const bool v1187 = v1184 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1187 = v1184 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1188 = v402 && v1187;
   const bool v1189 = v1186 < v1;
   const bool v1190 = v1188 && v1189;
@@ -1543,11 +1543,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1195 = v1194 + v1186;
     out[v1195] = v1193;
   }
-  const unsigned int v1196 = static_cast<unsigned int>(v406.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1196 = static_cast<unsigned int>(v406.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1197 = v506 + v1196;
-  const unsigned int v1198 = static_cast<unsigned int>(v406.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1198 = static_cast<unsigned int>(v406.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1199 = v26 + v1198;
-  const bool v1200 = v1197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1200 = v1197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1201 = v402 && v1200;
   const bool v1202 = v1199 < v1;
   const bool v1203 = v1201 && v1202;
@@ -1559,11 +1559,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1208 = v1207 + v1199;
     out[v1208] = v1206;
   }
-  const unsigned int v1209 = static_cast<unsigned int>(v406.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1209 = static_cast<unsigned int>(v406.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1210 = v506 + v1209;
-  const unsigned int v1211 = static_cast<unsigned int>(v406.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1211 = static_cast<unsigned int>(v406.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1212 = v26 + v1211;
-  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1214 = v402 && v1213;
   const bool v1215 = v1212 < v1;
   const bool v1216 = v1214 && v1215;
@@ -1575,11 +1575,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1221 = v1220 + v1212;
     out[v1221] = v1219;
   }
-  const unsigned int v1222 = static_cast<unsigned int>(v406.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1222 = static_cast<unsigned int>(v406.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1223 = v506 + v1222;
-  const unsigned int v1224 = static_cast<unsigned int>(v406.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1224 = static_cast<unsigned int>(v406.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1225 = v26 + v1224;
-  const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1227 = v402 && v1226;
   const bool v1228 = v1225 < v1;
   const bool v1229 = v1227 && v1228;
@@ -1591,11 +1591,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1234 = v1233 + v1225;
     out[v1234] = v1232;
   }
-  const unsigned int v1235 = static_cast<unsigned int>(v406.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1235 = static_cast<unsigned int>(v406.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1236 = v506 + v1235;
-  const unsigned int v1237 = static_cast<unsigned int>(v406.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1237 = static_cast<unsigned int>(v406.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1238 = v26 + v1237;
-  const bool v1239 = v1236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1239 = v1236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1240 = v402 && v1239;
   const bool v1241 = v1238 < v1;
   const bool v1242 = v1240 && v1241;
@@ -1607,11 +1607,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1247 = v1246 + v1238;
     out[v1247] = v1245;
   }
-  const unsigned int v1248 = static_cast<unsigned int>(v406.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1248 = static_cast<unsigned int>(v406.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1249 = v506 + v1248;
-  const unsigned int v1250 = static_cast<unsigned int>(v406.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1250 = static_cast<unsigned int>(v406.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1251 = v26 + v1250;
-  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1253 = v402 && v1252;
   const bool v1254 = v1251 < v1;
   const bool v1255 = v1253 && v1254;
@@ -1623,11 +1623,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1260 = v1259 + v1251;
     out[v1260] = v1258;
   }
-  const unsigned int v1261 = static_cast<unsigned int>(v406.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1261 = static_cast<unsigned int>(v406.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1262 = v506 + v1261;
-  const unsigned int v1263 = static_cast<unsigned int>(v406.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1263 = static_cast<unsigned int>(v406.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1264 = v26 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1266 = v402 && v1265;
   const bool v1267 = v1264 < v1;
   const bool v1268 = v1266 && v1267;
@@ -1639,11 +1639,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1273 = v1272 + v1264;
     out[v1273] = v1271;
   }
-  const unsigned int v1274 = static_cast<unsigned int>(v406.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1274 = static_cast<unsigned int>(v406.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1275 = v506 + v1274;
-  const unsigned int v1276 = static_cast<unsigned int>(v406.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1276 = static_cast<unsigned int>(v406.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1277 = v26 + v1276;
-  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1279 = v402 && v1278;
   const bool v1280 = v1277 < v1;
   const bool v1281 = v1279 && v1280;
@@ -1655,11 +1655,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1286 = v1285 + v1277;
     out[v1286] = v1284;
   }
-  const unsigned int v1287 = static_cast<unsigned int>(v406.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1287 = static_cast<unsigned int>(v406.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1288 = v506 + v1287;
-  const unsigned int v1289 = static_cast<unsigned int>(v406.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1289 = static_cast<unsigned int>(v406.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1290 = v26 + v1289;
-  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1292 = v402 && v1291;
   const bool v1293 = v1290 < v1;
   const bool v1294 = v1292 && v1293;
@@ -1671,11 +1671,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1299 = v1298 + v1290;
     out[v1299] = v1297;
   }
-  const unsigned int v1300 = static_cast<unsigned int>(v406.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1300 = static_cast<unsigned int>(v406.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1301 = v506 + v1300;
-  const unsigned int v1302 = static_cast<unsigned int>(v406.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1302 = static_cast<unsigned int>(v406.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1303 = v26 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1305 = v402 && v1304;
   const bool v1306 = v1303 < v1;
   const bool v1307 = v1305 && v1306;
@@ -1687,11 +1687,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1312 = v1311 + v1303;
     out[v1312] = v1310;
   }
-  const unsigned int v1313 = static_cast<unsigned int>(v406.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1313 = static_cast<unsigned int>(v406.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1314 = v506 + v1313;
-  const unsigned int v1315 = static_cast<unsigned int>(v406.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1315 = static_cast<unsigned int>(v406.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1316 = v26 + v1315;
-  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1318 = v402 && v1317;
   const bool v1319 = v1316 < v1;
   const bool v1320 = v1318 && v1319;
@@ -1703,11 +1703,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1325 = v1324 + v1316;
     out[v1325] = v1323;
   }
-  const unsigned int v1326 = static_cast<unsigned int>(v406.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1326 = static_cast<unsigned int>(v406.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1327 = v506 + v1326;
-  const unsigned int v1328 = static_cast<unsigned int>(v406.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1328 = static_cast<unsigned int>(v406.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1329 = v26 + v1328;
-  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1331 = v402 && v1330;
   const bool v1332 = v1329 < v1;
   const bool v1333 = v1331 && v1332;
@@ -1719,13 +1719,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1338 = v1337 + v1329;
     out[v1338] = v1336;
   }
-  const unsigned int v1340 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:311
-  iron_frag<float, 2, 16, 128> v1350;  // kernels/gemm/gemm_warpgroup.hpp:183
+  const unsigned int v1340 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
+  iron_frag<float, 2, 16, 128> v1350;  // kernels/gemm/gemm_warpgroup.hpp:182
   iron_frag_fill(v1350, 0.0f);
-  if (v410) {  // kernels/gemm/gemm_warpgroup.hpp:222
-    const bool v3735 = v395 < v2;  // kernels/gemm/gemm_warpgroup.hpp:223
+  if (v410) {  // kernels/gemm/gemm_warpgroup.hpp:221
+    const bool v3735 = v395 < v2;  // kernels/gemm/gemm_warpgroup.hpp:222
     if (v3735) {
-      const unsigned int v3739 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const unsigned int v3739 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
       const unsigned int v3742 = v398 << 5u;
       const unsigned int v3743 = v3742 + v3739;
       const unsigned int v3744 = v3743 >> 3u;
@@ -1772,7 +1772,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v3791 = v3789 + v3780;
         iron_copy_async<16>(shm3 + (v3791 ^ (((v3791 >> 6u) & 7u) << 3u)), a + v3788, v3785);
       }
-      const unsigned int v3792 = v1340 + v3744;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const unsigned int v3792 = v1340 + v3744;  // kernels/gemm/gemm_warpgroup.hpp:226
       const bool v3793 = v3792 < v1;
       const bool v3794 = v3793 && v3750;
       const unsigned int v3795 = v3792 * v2;
@@ -1802,10 +1802,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3817 ^ (((v3817 >> 6u) & 7u) << 3u)), b + v3814, v3811);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:223
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
     const bool v3820 = 64u < v2;
     if (v3820) {
-      const unsigned int v3824 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const unsigned int v3824 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
       const unsigned int v3827 = v398 << 5u;
       const unsigned int v3828 = v3827 + v3824;
       const unsigned int v3829 = v3828 >> 3u;
@@ -1858,7 +1858,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v3876 = v3875 + v3865;
         iron_copy_async<16>(shm3 + (v3876 ^ (((v3876 >> 6u) & 7u) << 3u)), a + v3873, v3870);
       }
-      const unsigned int v3877 = v1340 + v3829;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const unsigned int v3877 = v1340 + v3829;  // kernels/gemm/gemm_warpgroup.hpp:226
       const bool v3878 = v3877 < v1;
       const bool v3879 = v3878 && v3835;
       const unsigned int v3880 = v3877 * v2;
@@ -1890,7 +1890,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3902 ^ (((v3902 >> 6u) & 7u) << 3u)), b + v3899, v3896);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:223
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
 
     for (unsigned int v3041 = v395; v3041 < v2; v3041 += 64u) {
       const unsigned int v3043 = v3041 >> 6u;
@@ -1898,8 +1898,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v402) {
-        const unsigned int v3047 = v3045 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:230
-        const unsigned int v3055 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+        const unsigned int v3047 = v3045 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:229
+        const unsigned int v3055 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
         const unsigned int v3056 = v3047 + v3055;
         const unsigned int v3309 = v502 << 6u;
         const unsigned int v3311 = v3056 + v3309;
@@ -1938,12 +1938,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3347, shm4, v3343, 64u);
         iron_frag_mma_sync(v1350, v3345, v3347);
       }
-      const unsigned int v3062 = v3041 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:223
+      const unsigned int v3062 = v3041 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:222
       const unsigned int v3064 = v3043 + 2u;
       const unsigned int v3065 = v3064 % 3u;
       const bool v3066 = v3062 < v2;
       if (v3066) {
-        const unsigned int v3069 = v3065 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const unsigned int v3069 = v3065 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
         const unsigned int v3071 = iron_linear_thread() & 31u;
         const unsigned int v3073 = v398 << 5u;
         const unsigned int v3074 = v3073 + v3071;
@@ -1997,7 +1997,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           const unsigned int v3139 = v3138 + v3126;
           iron_copy_async<16>(shm3 + (v3139 ^ (((v3139 >> 6u) & 7u) << 3u)), a + v3135, v3131);
         }
-        const unsigned int v3156 = v1340 + v3078;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v3156 = v1340 + v3078;  // kernels/gemm/gemm_warpgroup.hpp:226
         const bool v3158 = v3156 < v1;
         const bool v3160 = v3158 && v3086;
         const unsigned int v3161 = v3156 * v2;
@@ -2029,14 +2029,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           iron_copy_async<16>(shm4 + (v3212 ^ (((v3212 >> 6u) & 7u) << 3u)), b + v3208, v3204);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:223
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
     }
     __syncthreads();
   } else {
     const unsigned int v1381 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v1382 = threadIdx.x;
 
-    for (unsigned int v1380 = v395; v1380 < v2; v1380 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+    for (unsigned int v1380 = v395; v1380 < v2; v1380 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
       for (unsigned int v1384 = v1382; v1384 < 8192u; v1384 += v1381) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v1386 = v1384 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v1388 = v1384 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -2082,9 +2082,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           shm4[(v1431 ^ (((v1431 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:215
-      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:216
-        const unsigned int v1440 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
+      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:215
+        const unsigned int v1440 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
         const unsigned int v3354 = v502 << 6u;
         const unsigned int v3356 = v1440 + v3354;
         iron_frag<iron_bf16, 0, 16, 16> v3363;
@@ -2119,14 +2119,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3392, shm4, 48u, 64u);
         iron_frag_mma_sync(v1350, v3390, v3392);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:217
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
     }
   }
-  const unsigned int v1451 = static_cast<unsigned int>(v1350.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1451 = static_cast<unsigned int>(v1350.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1452 = v506 + v1451;
-  const unsigned int v1453 = static_cast<unsigned int>(v1350.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1453 = static_cast<unsigned int>(v1350.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1454 = v1340 + v1453;
-  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1456 = v402 && v1455;
   const bool v1457 = v1454 < v1;
   const bool v1458 = v1456 && v1457;
@@ -2138,11 +2138,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1463 = v1462 + v1454;
     out[v1463] = v1461;
   }
-  const unsigned int v1464 = static_cast<unsigned int>(v1350.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1464 = static_cast<unsigned int>(v1350.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1465 = v506 + v1464;
-  const unsigned int v1466 = static_cast<unsigned int>(v1350.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1466 = static_cast<unsigned int>(v1350.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1467 = v1340 + v1466;
-  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1469 = v402 && v1468;
   const bool v1470 = v1467 < v1;
   const bool v1471 = v1469 && v1470;
@@ -2154,11 +2154,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1476 = v1475 + v1467;
     out[v1476] = v1474;
   }
-  const unsigned int v1477 = static_cast<unsigned int>(v1350.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1477 = static_cast<unsigned int>(v1350.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1478 = v506 + v1477;
-  const unsigned int v1479 = static_cast<unsigned int>(v1350.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1479 = static_cast<unsigned int>(v1350.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1480 = v1340 + v1479;
-  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1482 = v402 && v1481;
   const bool v1483 = v1480 < v1;
   const bool v1484 = v1482 && v1483;
@@ -2170,11 +2170,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1489 = v1488 + v1480;
     out[v1489] = v1487;
   }
-  const unsigned int v1490 = static_cast<unsigned int>(v1350.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1490 = static_cast<unsigned int>(v1350.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1491 = v506 + v1490;
-  const unsigned int v1492 = static_cast<unsigned int>(v1350.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1492 = static_cast<unsigned int>(v1350.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1493 = v1340 + v1492;
-  const bool v1494 = v1491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1494 = v1491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1495 = v402 && v1494;
   const bool v1496 = v1493 < v1;
   const bool v1497 = v1495 && v1496;
@@ -2186,11 +2186,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1502 = v1501 + v1493;
     out[v1502] = v1500;
   }
-  const unsigned int v1503 = static_cast<unsigned int>(v1350.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1503 = static_cast<unsigned int>(v1350.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1504 = v506 + v1503;
-  const unsigned int v1505 = static_cast<unsigned int>(v1350.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1505 = static_cast<unsigned int>(v1350.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1506 = v1340 + v1505;
-  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1508 = v402 && v1507;
   const bool v1509 = v1506 < v1;
   const bool v1510 = v1508 && v1509;
@@ -2202,11 +2202,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1515 = v1514 + v1506;
     out[v1515] = v1513;
   }
-  const unsigned int v1516 = static_cast<unsigned int>(v1350.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1516 = static_cast<unsigned int>(v1350.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1517 = v506 + v1516;
-  const unsigned int v1518 = static_cast<unsigned int>(v1350.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1518 = static_cast<unsigned int>(v1350.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1519 = v1340 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1521 = v402 && v1520;
   const bool v1522 = v1519 < v1;
   const bool v1523 = v1521 && v1522;
@@ -2218,11 +2218,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1528 = v1527 + v1519;
     out[v1528] = v1526;
   }
-  const unsigned int v1529 = static_cast<unsigned int>(v1350.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1529 = static_cast<unsigned int>(v1350.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1530 = v506 + v1529;
-  const unsigned int v1531 = static_cast<unsigned int>(v1350.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1531 = static_cast<unsigned int>(v1350.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1532 = v1340 + v1531;
-  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1534 = v402 && v1533;
   const bool v1535 = v1532 < v1;
   const bool v1536 = v1534 && v1535;
@@ -2234,11 +2234,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1541 = v1540 + v1532;
     out[v1541] = v1539;
   }
-  const unsigned int v1542 = static_cast<unsigned int>(v1350.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1542 = static_cast<unsigned int>(v1350.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1543 = v506 + v1542;
-  const unsigned int v1544 = static_cast<unsigned int>(v1350.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1544 = static_cast<unsigned int>(v1350.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1545 = v1340 + v1544;
-  const bool v1546 = v1543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1546 = v1543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1547 = v402 && v1546;
   const bool v1548 = v1545 < v1;
   const bool v1549 = v1547 && v1548;
@@ -2250,11 +2250,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1554 = v1553 + v1545;
     out[v1554] = v1552;
   }
-  const unsigned int v1555 = static_cast<unsigned int>(v1350.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1555 = static_cast<unsigned int>(v1350.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1556 = v506 + v1555;
-  const unsigned int v1557 = static_cast<unsigned int>(v1350.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1557 = static_cast<unsigned int>(v1350.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1558 = v1340 + v1557;
-  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1560 = v402 && v1559;
   const bool v1561 = v1558 < v1;
   const bool v1562 = v1560 && v1561;
@@ -2266,11 +2266,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1567 = v1566 + v1558;
     out[v1567] = v1565;
   }
-  const unsigned int v1568 = static_cast<unsigned int>(v1350.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1568 = static_cast<unsigned int>(v1350.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1569 = v506 + v1568;
-  const unsigned int v1570 = static_cast<unsigned int>(v1350.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1570 = static_cast<unsigned int>(v1350.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1571 = v1340 + v1570;
-  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1573 = v402 && v1572;
   const bool v1574 = v1571 < v1;
   const bool v1575 = v1573 && v1574;
@@ -2282,11 +2282,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1580 = v1579 + v1571;
     out[v1580] = v1578;
   }
-  const unsigned int v1581 = static_cast<unsigned int>(v1350.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1581 = static_cast<unsigned int>(v1350.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1582 = v506 + v1581;
-  const unsigned int v1583 = static_cast<unsigned int>(v1350.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1583 = static_cast<unsigned int>(v1350.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1584 = v1340 + v1583;
-  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1586 = v402 && v1585;
   const bool v1587 = v1584 < v1;
   const bool v1588 = v1586 && v1587;
@@ -2298,11 +2298,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1593 = v1592 + v1584;
     out[v1593] = v1591;
   }
-  const unsigned int v1594 = static_cast<unsigned int>(v1350.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1594 = static_cast<unsigned int>(v1350.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1595 = v506 + v1594;
-  const unsigned int v1596 = static_cast<unsigned int>(v1350.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1596 = static_cast<unsigned int>(v1350.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1597 = v1340 + v1596;
-  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1599 = v402 && v1598;
   const bool v1600 = v1597 < v1;
   const bool v1601 = v1599 && v1600;
@@ -2314,11 +2314,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1606 = v1605 + v1597;
     out[v1606] = v1604;
   }
-  const unsigned int v1607 = static_cast<unsigned int>(v1350.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1607 = static_cast<unsigned int>(v1350.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1608 = v506 + v1607;
-  const unsigned int v1609 = static_cast<unsigned int>(v1350.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1609 = static_cast<unsigned int>(v1350.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1610 = v1340 + v1609;
-  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1612 = v402 && v1611;
   const bool v1613 = v1610 < v1;
   const bool v1614 = v1612 && v1613;
@@ -2330,11 +2330,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1619 = v1618 + v1610;
     out[v1619] = v1617;
   }
-  const unsigned int v1620 = static_cast<unsigned int>(v1350.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1620 = static_cast<unsigned int>(v1350.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1621 = v506 + v1620;
-  const unsigned int v1622 = static_cast<unsigned int>(v1350.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1622 = static_cast<unsigned int>(v1350.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1623 = v1340 + v1622;
-  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1625 = v402 && v1624;
   const bool v1626 = v1623 < v1;
   const bool v1627 = v1625 && v1626;
@@ -2346,11 +2346,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1632 = v1631 + v1623;
     out[v1632] = v1630;
   }
-  const unsigned int v1633 = static_cast<unsigned int>(v1350.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1633 = static_cast<unsigned int>(v1350.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1634 = v506 + v1633;
-  const unsigned int v1635 = static_cast<unsigned int>(v1350.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1635 = static_cast<unsigned int>(v1350.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1636 = v1340 + v1635;
-  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1638 = v402 && v1637;
   const bool v1639 = v1636 < v1;
   const bool v1640 = v1638 && v1639;
@@ -2362,11 +2362,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1645 = v1644 + v1636;
     out[v1645] = v1643;
   }
-  const unsigned int v1646 = static_cast<unsigned int>(v1350.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1646 = static_cast<unsigned int>(v1350.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1647 = v506 + v1646;
-  const unsigned int v1648 = static_cast<unsigned int>(v1350.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1648 = static_cast<unsigned int>(v1350.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1649 = v1340 + v1648;
-  const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1651 = v402 && v1650;
   const bool v1652 = v1649 < v1;
   const bool v1653 = v1651 && v1652;
@@ -2378,11 +2378,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1658 = v1657 + v1649;
     out[v1658] = v1656;
   }
-  const unsigned int v1659 = static_cast<unsigned int>(v1350.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1659 = static_cast<unsigned int>(v1350.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1660 = v506 + v1659;
-  const unsigned int v1661 = static_cast<unsigned int>(v1350.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1661 = static_cast<unsigned int>(v1350.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1662 = v1340 + v1661;
-  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1664 = v402 && v1663;
   const bool v1665 = v1662 < v1;
   const bool v1666 = v1664 && v1665;
@@ -2394,11 +2394,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1671 = v1670 + v1662;
     out[v1671] = v1669;
   }
-  const unsigned int v1672 = static_cast<unsigned int>(v1350.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1672 = static_cast<unsigned int>(v1350.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1673 = v506 + v1672;
-  const unsigned int v1674 = static_cast<unsigned int>(v1350.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1674 = static_cast<unsigned int>(v1350.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1675 = v1340 + v1674;
-  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1677 = v402 && v1676;
   const bool v1678 = v1675 < v1;
   const bool v1679 = v1677 && v1678;
@@ -2410,11 +2410,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1684 = v1683 + v1675;
     out[v1684] = v1682;
   }
-  const unsigned int v1685 = static_cast<unsigned int>(v1350.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1685 = static_cast<unsigned int>(v1350.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1686 = v506 + v1685;
-  const unsigned int v1687 = static_cast<unsigned int>(v1350.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1687 = static_cast<unsigned int>(v1350.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1688 = v1340 + v1687;
-  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1690 = v402 && v1689;
   const bool v1691 = v1688 < v1;
   const bool v1692 = v1690 && v1691;
@@ -2426,11 +2426,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1697 = v1696 + v1688;
     out[v1697] = v1695;
   }
-  const unsigned int v1698 = static_cast<unsigned int>(v1350.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1698 = static_cast<unsigned int>(v1350.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1699 = v506 + v1698;
-  const unsigned int v1700 = static_cast<unsigned int>(v1350.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1700 = static_cast<unsigned int>(v1350.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1701 = v1340 + v1700;
-  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1703 = v402 && v1702;
   const bool v1704 = v1701 < v1;
   const bool v1705 = v1703 && v1704;
@@ -2442,11 +2442,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1710 = v1709 + v1701;
     out[v1710] = v1708;
   }
-  const unsigned int v1711 = static_cast<unsigned int>(v1350.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1711 = static_cast<unsigned int>(v1350.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1712 = v506 + v1711;
-  const unsigned int v1713 = static_cast<unsigned int>(v1350.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1713 = static_cast<unsigned int>(v1350.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1714 = v1340 + v1713;
-  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1716 = v402 && v1715;
   const bool v1717 = v1714 < v1;
   const bool v1718 = v1716 && v1717;
@@ -2458,11 +2458,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1723 = v1722 + v1714;
     out[v1723] = v1721;
   }
-  const unsigned int v1724 = static_cast<unsigned int>(v1350.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1724 = static_cast<unsigned int>(v1350.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1725 = v506 + v1724;
-  const unsigned int v1726 = static_cast<unsigned int>(v1350.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1726 = static_cast<unsigned int>(v1350.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1727 = v1340 + v1726;
-  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1729 = v402 && v1728;
   const bool v1730 = v1727 < v1;
   const bool v1731 = v1729 && v1730;
@@ -2474,11 +2474,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1736 = v1735 + v1727;
     out[v1736] = v1734;
   }
-  const unsigned int v1737 = static_cast<unsigned int>(v1350.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1737 = static_cast<unsigned int>(v1350.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1738 = v506 + v1737;
-  const unsigned int v1739 = static_cast<unsigned int>(v1350.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1739 = static_cast<unsigned int>(v1350.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1740 = v1340 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1742 = v402 && v1741;
   const bool v1743 = v1740 < v1;
   const bool v1744 = v1742 && v1743;
@@ -2490,11 +2490,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1749 = v1748 + v1740;
     out[v1749] = v1747;
   }
-  const unsigned int v1750 = static_cast<unsigned int>(v1350.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1750 = static_cast<unsigned int>(v1350.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1751 = v506 + v1750;
-  const unsigned int v1752 = static_cast<unsigned int>(v1350.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1752 = static_cast<unsigned int>(v1350.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1753 = v1340 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1755 = v402 && v1754;
   const bool v1756 = v1753 < v1;
   const bool v1757 = v1755 && v1756;
@@ -2506,11 +2506,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1762 = v1761 + v1753;
     out[v1762] = v1760;
   }
-  const unsigned int v1763 = static_cast<unsigned int>(v1350.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1763 = static_cast<unsigned int>(v1350.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1764 = v506 + v1763;
-  const unsigned int v1765 = static_cast<unsigned int>(v1350.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1765 = static_cast<unsigned int>(v1350.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1766 = v1340 + v1765;
-  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1768 = v402 && v1767;
   const bool v1769 = v1766 < v1;
   const bool v1770 = v1768 && v1769;
@@ -2522,11 +2522,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1775 = v1774 + v1766;
     out[v1775] = v1773;
   }
-  const unsigned int v1776 = static_cast<unsigned int>(v1350.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1776 = static_cast<unsigned int>(v1350.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1777 = v506 + v1776;
-  const unsigned int v1778 = static_cast<unsigned int>(v1350.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1778 = static_cast<unsigned int>(v1350.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1779 = v1340 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1781 = v402 && v1780;
   const bool v1782 = v1779 < v1;
   const bool v1783 = v1781 && v1782;
@@ -2538,11 +2538,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1788 = v1787 + v1779;
     out[v1788] = v1786;
   }
-  const unsigned int v1789 = static_cast<unsigned int>(v1350.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1789 = static_cast<unsigned int>(v1350.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1790 = v506 + v1789;
-  const unsigned int v1791 = static_cast<unsigned int>(v1350.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1791 = static_cast<unsigned int>(v1350.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1792 = v1340 + v1791;
-  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1794 = v402 && v1793;
   const bool v1795 = v1792 < v1;
   const bool v1796 = v1794 && v1795;
@@ -2554,11 +2554,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1801 = v1800 + v1792;
     out[v1801] = v1799;
   }
-  const unsigned int v1802 = static_cast<unsigned int>(v1350.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1802 = static_cast<unsigned int>(v1350.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1803 = v506 + v1802;
-  const unsigned int v1804 = static_cast<unsigned int>(v1350.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1804 = static_cast<unsigned int>(v1350.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1805 = v1340 + v1804;
-  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1807 = v402 && v1806;
   const bool v1808 = v1805 < v1;
   const bool v1809 = v1807 && v1808;
@@ -2570,11 +2570,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1814 = v1813 + v1805;
     out[v1814] = v1812;
   }
-  const unsigned int v1815 = static_cast<unsigned int>(v1350.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1815 = static_cast<unsigned int>(v1350.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1816 = v506 + v1815;
-  const unsigned int v1817 = static_cast<unsigned int>(v1350.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1817 = static_cast<unsigned int>(v1350.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1818 = v1340 + v1817;
-  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1820 = v402 && v1819;
   const bool v1821 = v1818 < v1;
   const bool v1822 = v1820 && v1821;
@@ -2586,11 +2586,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1827 = v1826 + v1818;
     out[v1827] = v1825;
   }
-  const unsigned int v1828 = static_cast<unsigned int>(v1350.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1828 = static_cast<unsigned int>(v1350.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1829 = v506 + v1828;
-  const unsigned int v1830 = static_cast<unsigned int>(v1350.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1830 = static_cast<unsigned int>(v1350.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1831 = v1340 + v1830;
-  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1833 = v402 && v1832;
   const bool v1834 = v1831 < v1;
   const bool v1835 = v1833 && v1834;
@@ -2602,11 +2602,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1840 = v1839 + v1831;
     out[v1840] = v1838;
   }
-  const unsigned int v1841 = static_cast<unsigned int>(v1350.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1841 = static_cast<unsigned int>(v1350.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1842 = v506 + v1841;
-  const unsigned int v1843 = static_cast<unsigned int>(v1350.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1843 = static_cast<unsigned int>(v1350.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1844 = v1340 + v1843;
-  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1846 = v402 && v1845;
   const bool v1847 = v1844 < v1;
   const bool v1848 = v1846 && v1847;
@@ -2618,11 +2618,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1853 = v1852 + v1844;
     out[v1853] = v1851;
   }
-  const unsigned int v1854 = static_cast<unsigned int>(v1350.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1854 = static_cast<unsigned int>(v1350.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1855 = v506 + v1854;
-  const unsigned int v1856 = static_cast<unsigned int>(v1350.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1856 = static_cast<unsigned int>(v1350.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1857 = v1340 + v1856;
-  const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1859 = v402 && v1858;
   const bool v1860 = v1857 < v1;
   const bool v1861 = v1859 && v1860;
@@ -2634,11 +2634,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1866 = v1865 + v1857;
     out[v1866] = v1864;
   }
-  const unsigned int v1867 = static_cast<unsigned int>(v1350.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1867 = static_cast<unsigned int>(v1350.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1868 = v506 + v1867;
-  const unsigned int v1869 = static_cast<unsigned int>(v1350.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1869 = static_cast<unsigned int>(v1350.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1870 = v1340 + v1869;
-  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1872 = v402 && v1871;
   const bool v1873 = v1870 < v1;
   const bool v1874 = v1872 && v1873;
@@ -2650,11 +2650,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1879 = v1878 + v1870;
     out[v1879] = v1877;
   }
-  const unsigned int v1880 = static_cast<unsigned int>(v1350.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1880 = static_cast<unsigned int>(v1350.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1881 = v506 + v1880;
-  const unsigned int v1882 = static_cast<unsigned int>(v1350.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1882 = static_cast<unsigned int>(v1350.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1883 = v1340 + v1882;
-  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1885 = v402 && v1884;
   const bool v1886 = v1883 < v1;
   const bool v1887 = v1885 && v1886;
@@ -2666,11 +2666,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1892 = v1891 + v1883;
     out[v1892] = v1890;
   }
-  const unsigned int v1893 = static_cast<unsigned int>(v1350.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1893 = static_cast<unsigned int>(v1350.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1894 = v506 + v1893;
-  const unsigned int v1895 = static_cast<unsigned int>(v1350.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1895 = static_cast<unsigned int>(v1350.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1896 = v1340 + v1895;
-  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1898 = v402 && v1897;
   const bool v1899 = v1896 < v1;
   const bool v1900 = v1898 && v1899;
@@ -2682,11 +2682,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1905 = v1904 + v1896;
     out[v1905] = v1903;
   }
-  const unsigned int v1906 = static_cast<unsigned int>(v1350.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1906 = static_cast<unsigned int>(v1350.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1907 = v506 + v1906;
-  const unsigned int v1908 = static_cast<unsigned int>(v1350.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1908 = static_cast<unsigned int>(v1350.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1909 = v1340 + v1908;
-  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1911 = v402 && v1910;
   const bool v1912 = v1909 < v1;
   const bool v1913 = v1911 && v1912;
@@ -2698,11 +2698,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1918 = v1917 + v1909;
     out[v1918] = v1916;
   }
-  const unsigned int v1919 = static_cast<unsigned int>(v1350.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1919 = static_cast<unsigned int>(v1350.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1920 = v506 + v1919;
-  const unsigned int v1921 = static_cast<unsigned int>(v1350.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1921 = static_cast<unsigned int>(v1350.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1922 = v1340 + v1921;
-  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1924 = v402 && v1923;
   const bool v1925 = v1922 < v1;
   const bool v1926 = v1924 && v1925;
@@ -2714,11 +2714,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1931 = v1930 + v1922;
     out[v1931] = v1929;
   }
-  const unsigned int v1932 = static_cast<unsigned int>(v1350.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1932 = static_cast<unsigned int>(v1350.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1933 = v506 + v1932;
-  const unsigned int v1934 = static_cast<unsigned int>(v1350.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1934 = static_cast<unsigned int>(v1350.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1935 = v1340 + v1934;
-  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1937 = v402 && v1936;
   const bool v1938 = v1935 < v1;
   const bool v1939 = v1937 && v1938;
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1944 = v1943 + v1935;
     out[v1944] = v1942;
   }
-  const unsigned int v1945 = static_cast<unsigned int>(v1350.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1945 = static_cast<unsigned int>(v1350.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1946 = v506 + v1945;
-  const unsigned int v1947 = static_cast<unsigned int>(v1350.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1947 = static_cast<unsigned int>(v1350.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1948 = v1340 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1950 = v402 && v1949;
   const bool v1951 = v1948 < v1;
   const bool v1952 = v1950 && v1951;
@@ -2746,11 +2746,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1957 = v1956 + v1948;
     out[v1957] = v1955;
   }
-  const unsigned int v1958 = static_cast<unsigned int>(v1350.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1958 = static_cast<unsigned int>(v1350.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1959 = v506 + v1958;
-  const unsigned int v1960 = static_cast<unsigned int>(v1350.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1960 = static_cast<unsigned int>(v1350.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1961 = v1340 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1963 = v402 && v1962;
   const bool v1964 = v1961 < v1;
   const bool v1965 = v1963 && v1964;
@@ -2762,11 +2762,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1970 = v1969 + v1961;
     out[v1970] = v1968;
   }
-  const unsigned int v1971 = static_cast<unsigned int>(v1350.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1971 = static_cast<unsigned int>(v1350.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1972 = v506 + v1971;
-  const unsigned int v1973 = static_cast<unsigned int>(v1350.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1973 = static_cast<unsigned int>(v1350.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1974 = v1340 + v1973;
-  const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1976 = v402 && v1975;
   const bool v1977 = v1974 < v1;
   const bool v1978 = v1976 && v1977;
@@ -2778,11 +2778,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1983 = v1982 + v1974;
     out[v1983] = v1981;
   }
-  const unsigned int v1984 = static_cast<unsigned int>(v1350.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1984 = static_cast<unsigned int>(v1350.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1985 = v506 + v1984;
-  const unsigned int v1986 = static_cast<unsigned int>(v1350.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1986 = static_cast<unsigned int>(v1350.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v1987 = v1340 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1989 = v402 && v1988;
   const bool v1990 = v1987 < v1;
   const bool v1991 = v1989 && v1990;
@@ -2794,11 +2794,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1996 = v1995 + v1987;
     out[v1996] = v1994;
   }
-  const unsigned int v1997 = static_cast<unsigned int>(v1350.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v1997 = static_cast<unsigned int>(v1350.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v1998 = v506 + v1997;
-  const unsigned int v1999 = static_cast<unsigned int>(v1350.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1999 = static_cast<unsigned int>(v1350.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2000 = v1340 + v1999;
-  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2002 = v402 && v2001;
   const bool v2003 = v2000 < v1;
   const bool v2004 = v2002 && v2003;
@@ -2810,11 +2810,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2009 = v2008 + v2000;
     out[v2009] = v2007;
   }
-  const unsigned int v2010 = static_cast<unsigned int>(v1350.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2010 = static_cast<unsigned int>(v1350.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2011 = v506 + v2010;
-  const unsigned int v2012 = static_cast<unsigned int>(v1350.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2012 = static_cast<unsigned int>(v1350.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2013 = v1340 + v2012;
-  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2015 = v402 && v2014;
   const bool v2016 = v2013 < v1;
   const bool v2017 = v2015 && v2016;
@@ -2826,11 +2826,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2022 = v2021 + v2013;
     out[v2022] = v2020;
   }
-  const unsigned int v2023 = static_cast<unsigned int>(v1350.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2023 = static_cast<unsigned int>(v1350.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2024 = v506 + v2023;
-  const unsigned int v2025 = static_cast<unsigned int>(v1350.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2025 = static_cast<unsigned int>(v1350.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2026 = v1340 + v2025;
-  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2028 = v402 && v2027;
   const bool v2029 = v2026 < v1;
   const bool v2030 = v2028 && v2029;
@@ -2842,11 +2842,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2035 = v2034 + v2026;
     out[v2035] = v2033;
   }
-  const unsigned int v2036 = static_cast<unsigned int>(v1350.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2036 = static_cast<unsigned int>(v1350.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2037 = v506 + v2036;
-  const unsigned int v2038 = static_cast<unsigned int>(v1350.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2038 = static_cast<unsigned int>(v1350.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2039 = v1340 + v2038;
-  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2041 = v402 && v2040;
   const bool v2042 = v2039 < v1;
   const bool v2043 = v2041 && v2042;
@@ -2858,11 +2858,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2048 = v2047 + v2039;
     out[v2048] = v2046;
   }
-  const unsigned int v2049 = static_cast<unsigned int>(v1350.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2049 = static_cast<unsigned int>(v1350.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2050 = v506 + v2049;
-  const unsigned int v2051 = static_cast<unsigned int>(v1350.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2051 = static_cast<unsigned int>(v1350.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2052 = v1340 + v2051;
-  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2054 = v402 && v2053;
   const bool v2055 = v2052 < v1;
   const bool v2056 = v2054 && v2055;
@@ -2874,11 +2874,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2061 = v2060 + v2052;
     out[v2061] = v2059;
   }
-  const unsigned int v2062 = static_cast<unsigned int>(v1350.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2062 = static_cast<unsigned int>(v1350.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2063 = v506 + v2062;
-  const unsigned int v2064 = static_cast<unsigned int>(v1350.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2064 = static_cast<unsigned int>(v1350.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2065 = v1340 + v2064;
-  const bool v2066 = v2063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2066 = v2063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2067 = v402 && v2066;
   const bool v2068 = v2065 < v1;
   const bool v2069 = v2067 && v2068;
@@ -2890,11 +2890,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2074 = v2073 + v2065;
     out[v2074] = v2072;
   }
-  const unsigned int v2075 = static_cast<unsigned int>(v1350.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2075 = static_cast<unsigned int>(v1350.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2076 = v506 + v2075;
-  const unsigned int v2077 = static_cast<unsigned int>(v1350.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2077 = static_cast<unsigned int>(v1350.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2078 = v1340 + v2077;
-  const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2080 = v402 && v2079;
   const bool v2081 = v2078 < v1;
   const bool v2082 = v2080 && v2081;
@@ -2906,11 +2906,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2087 = v2086 + v2078;
     out[v2087] = v2085;
   }
-  const unsigned int v2088 = static_cast<unsigned int>(v1350.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2088 = static_cast<unsigned int>(v1350.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2089 = v506 + v2088;
-  const unsigned int v2090 = static_cast<unsigned int>(v1350.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2090 = static_cast<unsigned int>(v1350.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2091 = v1340 + v2090;
-  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2093 = v402 && v2092;
   const bool v2094 = v2091 < v1;
   const bool v2095 = v2093 && v2094;
@@ -2922,11 +2922,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2100 = v2099 + v2091;
     out[v2100] = v2098;
   }
-  const unsigned int v2101 = static_cast<unsigned int>(v1350.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2101 = static_cast<unsigned int>(v1350.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2102 = v506 + v2101;
-  const unsigned int v2103 = static_cast<unsigned int>(v1350.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2103 = static_cast<unsigned int>(v1350.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2104 = v1340 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2106 = v402 && v2105;
   const bool v2107 = v2104 < v1;
   const bool v2108 = v2106 && v2107;
@@ -2938,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2113 = v2112 + v2104;
     out[v2113] = v2111;
   }
-  const unsigned int v2114 = static_cast<unsigned int>(v1350.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2114 = static_cast<unsigned int>(v1350.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2115 = v506 + v2114;
-  const unsigned int v2116 = static_cast<unsigned int>(v1350.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2116 = static_cast<unsigned int>(v1350.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2117 = v1340 + v2116;
-  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2119 = v402 && v2118;
   const bool v2120 = v2117 < v1;
   const bool v2121 = v2119 && v2120;
@@ -2954,11 +2954,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2126 = v2125 + v2117;
     out[v2126] = v2124;
   }
-  const unsigned int v2127 = static_cast<unsigned int>(v1350.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2127 = static_cast<unsigned int>(v1350.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2128 = v506 + v2127;
-  const unsigned int v2129 = static_cast<unsigned int>(v1350.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2129 = static_cast<unsigned int>(v1350.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2130 = v1340 + v2129;
-  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2132 = v402 && v2131;
   const bool v2133 = v2130 < v1;
   const bool v2134 = v2132 && v2133;
@@ -2970,11 +2970,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2139 = v2138 + v2130;
     out[v2139] = v2137;
   }
-  const unsigned int v2140 = static_cast<unsigned int>(v1350.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2140 = static_cast<unsigned int>(v1350.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2141 = v506 + v2140;
-  const unsigned int v2142 = static_cast<unsigned int>(v1350.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2142 = static_cast<unsigned int>(v1350.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2143 = v1340 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2145 = v402 && v2144;
   const bool v2146 = v2143 < v1;
   const bool v2147 = v2145 && v2146;
@@ -2986,11 +2986,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2152 = v2151 + v2143;
     out[v2152] = v2150;
   }
-  const unsigned int v2153 = static_cast<unsigned int>(v1350.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2153 = static_cast<unsigned int>(v1350.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2154 = v506 + v2153;
-  const unsigned int v2155 = static_cast<unsigned int>(v1350.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2155 = static_cast<unsigned int>(v1350.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2156 = v1340 + v2155;
-  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2158 = v402 && v2157;
   const bool v2159 = v2156 < v1;
   const bool v2160 = v2158 && v2159;
@@ -3002,11 +3002,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2165 = v2164 + v2156;
     out[v2165] = v2163;
   }
-  const unsigned int v2166 = static_cast<unsigned int>(v1350.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2166 = static_cast<unsigned int>(v1350.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2167 = v506 + v2166;
-  const unsigned int v2168 = static_cast<unsigned int>(v1350.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2168 = static_cast<unsigned int>(v1350.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2169 = v1340 + v2168;
-  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2171 = v402 && v2170;
   const bool v2172 = v2169 < v1;
   const bool v2173 = v2171 && v2172;
@@ -3018,11 +3018,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2178 = v2177 + v2169;
     out[v2178] = v2176;
   }
-  const unsigned int v2179 = static_cast<unsigned int>(v1350.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2179 = static_cast<unsigned int>(v1350.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2180 = v506 + v2179;
-  const unsigned int v2181 = static_cast<unsigned int>(v1350.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2181 = static_cast<unsigned int>(v1350.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2182 = v1340 + v2181;
-  const bool v2183 = v2180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2183 = v2180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2184 = v402 && v2183;
   const bool v2185 = v2182 < v1;
   const bool v2186 = v2184 && v2185;
@@ -3034,11 +3034,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2191 = v2190 + v2182;
     out[v2191] = v2189;
   }
-  const unsigned int v2192 = static_cast<unsigned int>(v1350.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2192 = static_cast<unsigned int>(v1350.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2193 = v506 + v2192;
-  const unsigned int v2194 = static_cast<unsigned int>(v1350.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2194 = static_cast<unsigned int>(v1350.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2195 = v1340 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2197 = v402 && v2196;
   const bool v2198 = v2195 < v1;
   const bool v2199 = v2197 && v2198;
@@ -3050,11 +3050,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2204 = v2203 + v2195;
     out[v2204] = v2202;
   }
-  const unsigned int v2205 = static_cast<unsigned int>(v1350.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2205 = static_cast<unsigned int>(v1350.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2206 = v506 + v2205;
-  const unsigned int v2207 = static_cast<unsigned int>(v1350.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2207 = static_cast<unsigned int>(v1350.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2208 = v1340 + v2207;
-  const bool v2209 = v2206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2209 = v2206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2210 = v402 && v2209;
   const bool v2211 = v2208 < v1;
   const bool v2212 = v2210 && v2211;
@@ -3066,11 +3066,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2217 = v2216 + v2208;
     out[v2217] = v2215;
   }
-  const unsigned int v2218 = static_cast<unsigned int>(v1350.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2218 = static_cast<unsigned int>(v1350.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2219 = v506 + v2218;
-  const unsigned int v2220 = static_cast<unsigned int>(v1350.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2220 = static_cast<unsigned int>(v1350.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2221 = v1340 + v2220;
-  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2223 = v402 && v2222;
   const bool v2224 = v2221 < v1;
   const bool v2225 = v2223 && v2224;
@@ -3082,11 +3082,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2230 = v2229 + v2221;
     out[v2230] = v2228;
   }
-  const unsigned int v2231 = static_cast<unsigned int>(v1350.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2231 = static_cast<unsigned int>(v1350.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2232 = v506 + v2231;
-  const unsigned int v2233 = static_cast<unsigned int>(v1350.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2233 = static_cast<unsigned int>(v1350.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2234 = v1340 + v2233;
-  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2236 = v402 && v2235;
   const bool v2237 = v2234 < v1;
   const bool v2238 = v2236 && v2237;
@@ -3098,11 +3098,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2243 = v2242 + v2234;
     out[v2243] = v2241;
   }
-  const unsigned int v2244 = static_cast<unsigned int>(v1350.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2244 = static_cast<unsigned int>(v1350.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2245 = v506 + v2244;
-  const unsigned int v2246 = static_cast<unsigned int>(v1350.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2246 = static_cast<unsigned int>(v1350.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2247 = v1340 + v2246;
-  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2249 = v402 && v2248;
   const bool v2250 = v2247 < v1;
   const bool v2251 = v2249 && v2250;
@@ -3114,11 +3114,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2256 = v2255 + v2247;
     out[v2256] = v2254;
   }
-  const unsigned int v2257 = static_cast<unsigned int>(v1350.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2257 = static_cast<unsigned int>(v1350.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2258 = v506 + v2257;
-  const unsigned int v2259 = static_cast<unsigned int>(v1350.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2259 = static_cast<unsigned int>(v1350.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2260 = v1340 + v2259;
-  const bool v2261 = v2258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2261 = v2258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2262 = v402 && v2261;
   const bool v2263 = v2260 < v1;
   const bool v2264 = v2262 && v2263;
@@ -3130,11 +3130,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2269 = v2268 + v2260;
     out[v2269] = v2267;
   }
-  const unsigned int v2270 = static_cast<unsigned int>(v1350.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+  const unsigned int v2270 = static_cast<unsigned int>(v1350.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
   const unsigned int v2271 = v506 + v2270;
-  const unsigned int v2272 = static_cast<unsigned int>(v1350.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2272 = static_cast<unsigned int>(v1350.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
   const unsigned int v2273 = v1340 + v2272;
-  const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2275 = v402 && v2274;
   const bool v2276 = v2273 < v1;
   const bool v2277 = v2275 && v2276;

@@ -335,17 +335,17 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const unsigned int v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const unsigned int v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const unsigned int v372 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:177
+    const unsigned int v372 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:176
     const unsigned int v373 = v372 >> 2u;
-    const bool v376 = v372 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:178
-    iron_frag<float, 2, 16, 128> v380;  // kernels/gemm/gemm_warpgroup.hpp:183
+    const bool v376 = v372 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
+    iron_frag<float, 2, 16, 128> v380;  // kernels/gemm/gemm_warpgroup.hpp:182
     iron_frag_fill(v380, 0.0f);
-    const unsigned int v383 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:222
+    const unsigned int v383 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:221
     const bool v384 = v383 == v28;
     if (v384) {
-      const bool v4072 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:223
+      const bool v4072 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:222
       if (v4072) {
-        const unsigned int v4076 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const unsigned int v4076 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
         const unsigned int v4079 = v372 << 5u;
         const unsigned int v4080 = v4079 + v4076;
         const unsigned int v4081 = v4080 >> 3u;
@@ -392,7 +392,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v4128 = v4126 + v4117;
           iron_copy_async<16>(shm3 + (v4128 ^ (((v4128 >> 6u) & 7u) << 3u)), x_sorted + v4125, v4122);
         }
-        const unsigned int v4129 = v79 + v4081;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v4129 = v79 + v4081;  // kernels/gemm/gemm_warpgroup.hpp:226
         const bool v4130 = v4129 < v80;
         const bool v4131 = v4130 && v4087;
         const unsigned int v4132 = v4129 * v3;
@@ -422,10 +422,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4154 ^ (((v4154 >> 6u) & 7u) << 3u)), w + v4151, v4148);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:223
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
       const bool v4157 = 64u < v3;
       if (v4157) {
-        const unsigned int v4161 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const unsigned int v4161 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
         const unsigned int v4164 = v372 << 5u;
         const unsigned int v4165 = v4164 + v4161;
         const unsigned int v4166 = v4165 >> 3u;
@@ -478,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v4213 = v4212 + v4202;
           iron_copy_async<16>(shm3 + (v4213 ^ (((v4213 >> 6u) & 7u) << 3u)), x_sorted + v4210, v4207);
         }
-        const unsigned int v4214 = v79 + v4166;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v4214 = v79 + v4166;  // kernels/gemm/gemm_warpgroup.hpp:226
         const bool v4215 = v4214 < v80;
         const bool v4216 = v4215 && v4172;
         const unsigned int v4217 = v4214 * v3;
@@ -510,7 +510,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4239 ^ (((v4239 >> 6u) & 7u) << 3u)), w + v4236, v4233);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:223
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
 
       for (unsigned int v3219 = v28; v3219 < v3; v3219 += 64u) {
         const unsigned int v3221 = v3219 >> 6u;
@@ -518,8 +518,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
         if (v376) {
-          const unsigned int v3225 = v3223 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:230
-          const unsigned int v3232 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+          const unsigned int v3225 = v3223 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:229
+          const unsigned int v3232 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
           const unsigned int v3233 = v3232 << 6u;
           const unsigned int v3234 = v3225 + v3233;
           const unsigned int v3718 = v372 & 3u;
@@ -561,12 +561,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3760, shm4, v3756, 64u);
           iron_frag_mma_sync(v380, v3758, v3760);
         }
-        const unsigned int v3240 = v3219 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:223
+        const unsigned int v3240 = v3219 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:222
         const unsigned int v3242 = v3221 + 2u;
         const unsigned int v3243 = v3242 % 3u;
         const bool v3244 = v3240 < v3;
         if (v3244) {
-          const unsigned int v3247 = v3243 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:226
+          const unsigned int v3247 = v3243 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
           const unsigned int v3249 = iron_linear_thread() & 31u;
           const unsigned int v3251 = v372 << 5u;
           const unsigned int v3252 = v3251 + v3249;
@@ -620,7 +620,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             const unsigned int v3317 = v3316 + v3304;
             iron_copy_async<16>(shm3 + (v3317 ^ (((v3317 >> 6u) & 7u) << 3u)), x_sorted + v3313, v3309);
           }
-          const unsigned int v3334 = v79 + v3256;  // kernels/gemm/gemm_warpgroup.hpp:227
+          const unsigned int v3334 = v79 + v3256;  // kernels/gemm/gemm_warpgroup.hpp:226
           const bool v3336 = v3334 < v80;
           const bool v3338 = v3336 && v3264;
           const unsigned int v3339 = v3334 * v3;
@@ -652,14 +652,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             iron_copy_async<16>(shm4 + (v3390 ^ (((v3390 >> 6u) & 7u) << 3u)), w + v3386, v3382);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:223
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
       }
       __syncthreads();
     } else {
       const unsigned int v411 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v412 = threadIdx.x;
 
-      for (unsigned int v410 = v28; v410 < v3; v410 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+      for (unsigned int v410 = v28; v410 < v3; v410 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
         for (unsigned int v414 = v412; v414 < 8192u; v414 += v411) {  // kernels/gemm/gemm_tiles.hpp:95
           const unsigned int v416 = v414 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v418 = v414 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -705,9 +705,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             shm4[(v461 ^ (((v461 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:215
-        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:216
-          const unsigned int v469 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
+        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:215
+          const unsigned int v469 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
           const unsigned int v470 = v469 << 6u;
           const unsigned int v3763 = v372 & 3u;
           const unsigned int v3765 = v3763 << 4u;
@@ -745,19 +745,19 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3805, shm4, 48u, 64u);
           iron_frag_mma_sync(v380, v3803, v3805);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:217
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
       }
     }
-    const unsigned int v475 = v372 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:242
+    const unsigned int v475 = v372 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
     const unsigned int v476 = v475 << 4u;
     const unsigned int v478 = v373 << 6u;
     const unsigned int v479 = v75 + v478;
     const unsigned int v480 = v479 + v476;
-    const unsigned int v481 = static_cast<unsigned int>(v380.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v481 = static_cast<unsigned int>(v380.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v482 = v480 + v481;
-    const unsigned int v483 = static_cast<unsigned int>(v380.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v483 = static_cast<unsigned int>(v380.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v484 = v79 + v483;
-    const bool v485 = v482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v485 = v482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v486 = v376 && v485;
     const bool v487 = v484 < v80;
     const bool v488 = v486 && v487;
@@ -775,11 +775,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v497] = v494;
       }
     }
-    const unsigned int v498 = static_cast<unsigned int>(v380.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v498 = static_cast<unsigned int>(v380.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v499 = v480 + v498;
-    const unsigned int v500 = static_cast<unsigned int>(v380.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v500 = static_cast<unsigned int>(v380.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v501 = v79 + v500;
-    const bool v502 = v499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v502 = v499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v503 = v376 && v502;
     const bool v504 = v501 < v80;
     const bool v505 = v503 && v504;
@@ -797,11 +797,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v514] = v511;
       }
     }
-    const unsigned int v515 = static_cast<unsigned int>(v380.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v515 = static_cast<unsigned int>(v380.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v516 = v480 + v515;
-    const unsigned int v517 = static_cast<unsigned int>(v380.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v517 = static_cast<unsigned int>(v380.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v518 = v79 + v517;
-    const bool v519 = v516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v519 = v516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v520 = v376 && v519;
     const bool v521 = v518 < v80;
     const bool v522 = v520 && v521;
@@ -819,11 +819,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v531] = v528;
       }
     }
-    const unsigned int v532 = static_cast<unsigned int>(v380.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v532 = static_cast<unsigned int>(v380.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v533 = v480 + v532;
-    const unsigned int v534 = static_cast<unsigned int>(v380.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v534 = static_cast<unsigned int>(v380.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v535 = v79 + v534;
-    const bool v536 = v533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v536 = v533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v537 = v376 && v536;
     const bool v538 = v535 < v80;
     const bool v539 = v537 && v538;
@@ -841,11 +841,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v548] = v545;
       }
     }
-    const unsigned int v549 = static_cast<unsigned int>(v380.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v549 = static_cast<unsigned int>(v380.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v550 = v480 + v549;
-    const unsigned int v551 = static_cast<unsigned int>(v380.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v551 = static_cast<unsigned int>(v380.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v552 = v79 + v551;
-    const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v554 = v376 && v553;
     const bool v555 = v552 < v80;
     const bool v556 = v554 && v555;
@@ -863,11 +863,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v565] = v562;
       }
     }
-    const unsigned int v566 = static_cast<unsigned int>(v380.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v566 = static_cast<unsigned int>(v380.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v567 = v480 + v566;
-    const unsigned int v568 = static_cast<unsigned int>(v380.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v568 = static_cast<unsigned int>(v380.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v569 = v79 + v568;
-    const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v571 = v376 && v570;
     const bool v572 = v569 < v80;
     const bool v573 = v571 && v572;
@@ -885,11 +885,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v582] = v579;
       }
     }
-    const unsigned int v583 = static_cast<unsigned int>(v380.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v583 = static_cast<unsigned int>(v380.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v584 = v480 + v583;
-    const unsigned int v585 = static_cast<unsigned int>(v380.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v585 = static_cast<unsigned int>(v380.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v586 = v79 + v585;
-    const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v588 = v376 && v587;
     const bool v589 = v586 < v80;
     const bool v590 = v588 && v589;
@@ -907,11 +907,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v599] = v596;
       }
     }
-    const unsigned int v600 = static_cast<unsigned int>(v380.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v600 = static_cast<unsigned int>(v380.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v601 = v480 + v600;
-    const unsigned int v602 = static_cast<unsigned int>(v380.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v602 = static_cast<unsigned int>(v380.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v603 = v79 + v602;
-    const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v605 = v376 && v604;
     const bool v606 = v603 < v80;
     const bool v607 = v605 && v606;
@@ -929,11 +929,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v616] = v613;
       }
     }
-    const unsigned int v617 = static_cast<unsigned int>(v380.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v617 = static_cast<unsigned int>(v380.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v618 = v480 + v617;
-    const unsigned int v619 = static_cast<unsigned int>(v380.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v619 = static_cast<unsigned int>(v380.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v620 = v79 + v619;
-    const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v622 = v376 && v621;
     const bool v623 = v620 < v80;
     const bool v624 = v622 && v623;
@@ -951,11 +951,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v633] = v630;
       }
     }
-    const unsigned int v634 = static_cast<unsigned int>(v380.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v634 = static_cast<unsigned int>(v380.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v635 = v480 + v634;
-    const unsigned int v636 = static_cast<unsigned int>(v380.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v636 = static_cast<unsigned int>(v380.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v637 = v79 + v636;
-    const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v639 = v376 && v638;
     const bool v640 = v637 < v80;
     const bool v641 = v639 && v640;
@@ -973,11 +973,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v650] = v647;
       }
     }
-    const unsigned int v651 = static_cast<unsigned int>(v380.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v651 = static_cast<unsigned int>(v380.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v652 = v480 + v651;
-    const unsigned int v653 = static_cast<unsigned int>(v380.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v653 = static_cast<unsigned int>(v380.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v654 = v79 + v653;
-    const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v656 = v376 && v655;
     const bool v657 = v654 < v80;
     const bool v658 = v656 && v657;
@@ -995,11 +995,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v667] = v664;
       }
     }
-    const unsigned int v668 = static_cast<unsigned int>(v380.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v668 = static_cast<unsigned int>(v380.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v669 = v480 + v668;
-    const unsigned int v670 = static_cast<unsigned int>(v380.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v670 = static_cast<unsigned int>(v380.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v671 = v79 + v670;
-    const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v673 = v376 && v672;
     const bool v674 = v671 < v80;
     const bool v675 = v673 && v674;
@@ -1017,11 +1017,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v684] = v681;
       }
     }
-    const unsigned int v685 = static_cast<unsigned int>(v380.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v685 = static_cast<unsigned int>(v380.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v686 = v480 + v685;
-    const unsigned int v687 = static_cast<unsigned int>(v380.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v687 = static_cast<unsigned int>(v380.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v688 = v79 + v687;
-    const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v690 = v376 && v689;
     const bool v691 = v688 < v80;
     const bool v692 = v690 && v691;
@@ -1039,11 +1039,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v701] = v698;
       }
     }
-    const unsigned int v702 = static_cast<unsigned int>(v380.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v702 = static_cast<unsigned int>(v380.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v703 = v480 + v702;
-    const unsigned int v704 = static_cast<unsigned int>(v380.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v704 = static_cast<unsigned int>(v380.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v705 = v79 + v704;
-    const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v707 = v376 && v706;
     const bool v708 = v705 < v80;
     const bool v709 = v707 && v708;
@@ -1061,11 +1061,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v718] = v715;
       }
     }
-    const unsigned int v719 = static_cast<unsigned int>(v380.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v719 = static_cast<unsigned int>(v380.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v720 = v480 + v719;
-    const unsigned int v721 = static_cast<unsigned int>(v380.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v721 = static_cast<unsigned int>(v380.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v722 = v79 + v721;
-    const bool v723 = v720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v723 = v720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v724 = v376 && v723;
     const bool v725 = v722 < v80;
     const bool v726 = v724 && v725;
@@ -1083,11 +1083,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v735] = v732;
       }
     }
-    const unsigned int v736 = static_cast<unsigned int>(v380.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v736 = static_cast<unsigned int>(v380.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v737 = v480 + v736;
-    const unsigned int v738 = static_cast<unsigned int>(v380.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v738 = static_cast<unsigned int>(v380.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v739 = v79 + v738;
-    const bool v740 = v737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v740 = v737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v741 = v376 && v740;
     const bool v742 = v739 < v80;
     const bool v743 = v741 && v742;
@@ -1105,11 +1105,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v752] = v749;
       }
     }
-    const unsigned int v753 = static_cast<unsigned int>(v380.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v753 = static_cast<unsigned int>(v380.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v754 = v480 + v753;
-    const unsigned int v755 = static_cast<unsigned int>(v380.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v755 = static_cast<unsigned int>(v380.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v756 = v79 + v755;
-    const bool v757 = v754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v757 = v754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v758 = v376 && v757;
     const bool v759 = v756 < v80;
     const bool v760 = v758 && v759;
@@ -1127,11 +1127,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v769] = v766;
       }
     }
-    const unsigned int v770 = static_cast<unsigned int>(v380.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v770 = static_cast<unsigned int>(v380.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v771 = v480 + v770;
-    const unsigned int v772 = static_cast<unsigned int>(v380.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v772 = static_cast<unsigned int>(v380.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v773 = v79 + v772;
-    const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v775 = v376 && v774;
     const bool v776 = v773 < v80;
     const bool v777 = v775 && v776;
@@ -1149,11 +1149,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v786] = v783;
       }
     }
-    const unsigned int v787 = static_cast<unsigned int>(v380.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v787 = static_cast<unsigned int>(v380.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v788 = v480 + v787;
-    const unsigned int v789 = static_cast<unsigned int>(v380.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v789 = static_cast<unsigned int>(v380.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v790 = v79 + v789;
-    const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v792 = v376 && v791;
     const bool v793 = v790 < v80;
     const bool v794 = v792 && v793;
@@ -1171,11 +1171,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v803] = v800;
       }
     }
-    const unsigned int v804 = static_cast<unsigned int>(v380.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v804 = static_cast<unsigned int>(v380.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v805 = v480 + v804;
-    const unsigned int v806 = static_cast<unsigned int>(v380.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v806 = static_cast<unsigned int>(v380.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v807 = v79 + v806;
-    const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v809 = v376 && v808;
     const bool v810 = v807 < v80;
     const bool v811 = v809 && v810;
@@ -1193,11 +1193,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v820] = v817;
       }
     }
-    const unsigned int v821 = static_cast<unsigned int>(v380.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v821 = static_cast<unsigned int>(v380.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v822 = v480 + v821;
-    const unsigned int v823 = static_cast<unsigned int>(v380.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v823 = static_cast<unsigned int>(v380.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v824 = v79 + v823;
-    const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v826 = v376 && v825;
     const bool v827 = v824 < v80;
     const bool v828 = v826 && v827;
@@ -1215,11 +1215,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v837] = v834;
       }
     }
-    const unsigned int v838 = static_cast<unsigned int>(v380.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v838 = static_cast<unsigned int>(v380.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v839 = v480 + v838;
-    const unsigned int v840 = static_cast<unsigned int>(v380.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v840 = static_cast<unsigned int>(v380.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v841 = v79 + v840;
-    const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v843 = v376 && v842;
     const bool v844 = v841 < v80;
     const bool v845 = v843 && v844;
@@ -1237,11 +1237,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v854] = v851;
       }
     }
-    const unsigned int v855 = static_cast<unsigned int>(v380.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v855 = static_cast<unsigned int>(v380.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v856 = v480 + v855;
-    const unsigned int v857 = static_cast<unsigned int>(v380.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v857 = static_cast<unsigned int>(v380.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v858 = v79 + v857;
-    const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v860 = v376 && v859;
     const bool v861 = v858 < v80;
     const bool v862 = v860 && v861;
@@ -1259,11 +1259,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v871] = v868;
       }
     }
-    const unsigned int v872 = static_cast<unsigned int>(v380.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v872 = static_cast<unsigned int>(v380.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v873 = v480 + v872;
-    const unsigned int v874 = static_cast<unsigned int>(v380.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v874 = static_cast<unsigned int>(v380.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v875 = v79 + v874;
-    const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v877 = v376 && v876;
     const bool v878 = v875 < v80;
     const bool v879 = v877 && v878;
@@ -1281,11 +1281,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v888] = v885;
       }
     }
-    const unsigned int v889 = static_cast<unsigned int>(v380.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v889 = static_cast<unsigned int>(v380.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v890 = v480 + v889;
-    const unsigned int v891 = static_cast<unsigned int>(v380.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v891 = static_cast<unsigned int>(v380.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v892 = v79 + v891;
-    const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v894 = v376 && v893;
     const bool v895 = v892 < v80;
     const bool v896 = v894 && v895;
@@ -1303,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v905] = v902;
       }
     }
-    const unsigned int v906 = static_cast<unsigned int>(v380.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v906 = static_cast<unsigned int>(v380.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v907 = v480 + v906;
-    const unsigned int v908 = static_cast<unsigned int>(v380.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v908 = static_cast<unsigned int>(v380.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v909 = v79 + v908;
-    const bool v910 = v907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v910 = v907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v911 = v376 && v910;
     const bool v912 = v909 < v80;
     const bool v913 = v911 && v912;
@@ -1325,11 +1325,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v922] = v919;
       }
     }
-    const unsigned int v923 = static_cast<unsigned int>(v380.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v923 = static_cast<unsigned int>(v380.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v924 = v480 + v923;
-    const unsigned int v925 = static_cast<unsigned int>(v380.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v925 = static_cast<unsigned int>(v380.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v926 = v79 + v925;
-    const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v928 = v376 && v927;
     const bool v929 = v926 < v80;
     const bool v930 = v928 && v929;
@@ -1347,11 +1347,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v939] = v936;
       }
     }
-    const unsigned int v940 = static_cast<unsigned int>(v380.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v940 = static_cast<unsigned int>(v380.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v941 = v480 + v940;
-    const unsigned int v942 = static_cast<unsigned int>(v380.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v942 = static_cast<unsigned int>(v380.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v943 = v79 + v942;
-    const bool v944 = v941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v944 = v941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v945 = v376 && v944;
     const bool v946 = v943 < v80;
     const bool v947 = v945 && v946;
@@ -1369,11 +1369,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v956] = v953;
       }
     }
-    const unsigned int v957 = static_cast<unsigned int>(v380.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v957 = static_cast<unsigned int>(v380.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v958 = v480 + v957;
-    const unsigned int v959 = static_cast<unsigned int>(v380.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v959 = static_cast<unsigned int>(v380.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v960 = v79 + v959;
-    const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v962 = v376 && v961;
     const bool v963 = v960 < v80;
     const bool v964 = v962 && v963;
@@ -1391,11 +1391,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v973] = v970;
       }
     }
-    const unsigned int v974 = static_cast<unsigned int>(v380.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v974 = static_cast<unsigned int>(v380.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v975 = v480 + v974;
-    const unsigned int v976 = static_cast<unsigned int>(v380.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v976 = static_cast<unsigned int>(v380.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v977 = v79 + v976;
-    const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v979 = v376 && v978;
     const bool v980 = v977 < v80;
     const bool v981 = v979 && v980;
@@ -1413,11 +1413,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v990] = v987;
       }
     }
-    const unsigned int v991 = static_cast<unsigned int>(v380.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v991 = static_cast<unsigned int>(v380.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v992 = v480 + v991;
-    const unsigned int v993 = static_cast<unsigned int>(v380.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v993 = static_cast<unsigned int>(v380.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v994 = v79 + v993;
-    const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v996 = v376 && v995;
     const bool v997 = v994 < v80;
     const bool v998 = v996 && v997;
@@ -1435,11 +1435,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1007] = v1004;
       }
     }
-    const unsigned int v1008 = static_cast<unsigned int>(v380.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1008 = static_cast<unsigned int>(v380.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1009 = v480 + v1008;
-    const unsigned int v1010 = static_cast<unsigned int>(v380.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1010 = static_cast<unsigned int>(v380.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1011 = v79 + v1010;
-    const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1013 = v376 && v1012;
     const bool v1014 = v1011 < v80;
     const bool v1015 = v1013 && v1014;
@@ -1457,11 +1457,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1024] = v1021;
       }
     }
-    const unsigned int v1025 = static_cast<unsigned int>(v380.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1025 = static_cast<unsigned int>(v380.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1026 = v480 + v1025;
-    const unsigned int v1027 = static_cast<unsigned int>(v380.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1027 = static_cast<unsigned int>(v380.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1028 = v79 + v1027;
-    const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1030 = v376 && v1029;
     const bool v1031 = v1028 < v80;
     const bool v1032 = v1030 && v1031;
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1041] = v1038;
       }
     }
-    const unsigned int v1042 = static_cast<unsigned int>(v380.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1042 = static_cast<unsigned int>(v380.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1043 = v480 + v1042;
-    const unsigned int v1044 = static_cast<unsigned int>(v380.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1044 = static_cast<unsigned int>(v380.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1045 = v79 + v1044;
-    const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1047 = v376 && v1046;
     const bool v1048 = v1045 < v80;
     const bool v1049 = v1047 && v1048;
@@ -1501,11 +1501,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1058] = v1055;
       }
     }
-    const unsigned int v1059 = static_cast<unsigned int>(v380.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1059 = static_cast<unsigned int>(v380.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1060 = v480 + v1059;
-    const unsigned int v1061 = static_cast<unsigned int>(v380.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1061 = static_cast<unsigned int>(v380.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1062 = v79 + v1061;
-    const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1064 = v376 && v1063;
     const bool v1065 = v1062 < v80;
     const bool v1066 = v1064 && v1065;
@@ -1523,11 +1523,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1075] = v1072;
       }
     }
-    const unsigned int v1076 = static_cast<unsigned int>(v380.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1076 = static_cast<unsigned int>(v380.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1077 = v480 + v1076;
-    const unsigned int v1078 = static_cast<unsigned int>(v380.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1078 = static_cast<unsigned int>(v380.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1079 = v79 + v1078;
-    const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1081 = v376 && v1080;
     const bool v1082 = v1079 < v80;
     const bool v1083 = v1081 && v1082;
@@ -1545,11 +1545,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1092] = v1089;
       }
     }
-    const unsigned int v1093 = static_cast<unsigned int>(v380.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1093 = static_cast<unsigned int>(v380.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1094 = v480 + v1093;
-    const unsigned int v1095 = static_cast<unsigned int>(v380.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1095 = static_cast<unsigned int>(v380.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1096 = v79 + v1095;
-    const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1098 = v376 && v1097;
     const bool v1099 = v1096 < v80;
     const bool v1100 = v1098 && v1099;
@@ -1567,11 +1567,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1109] = v1106;
       }
     }
-    const unsigned int v1110 = static_cast<unsigned int>(v380.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1110 = static_cast<unsigned int>(v380.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1111 = v480 + v1110;
-    const unsigned int v1112 = static_cast<unsigned int>(v380.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1112 = static_cast<unsigned int>(v380.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1113 = v79 + v1112;
-    const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1115 = v376 && v1114;
     const bool v1116 = v1113 < v80;
     const bool v1117 = v1115 && v1116;
@@ -1589,11 +1589,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1126] = v1123;
       }
     }
-    const unsigned int v1127 = static_cast<unsigned int>(v380.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1127 = static_cast<unsigned int>(v380.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1128 = v480 + v1127;
-    const unsigned int v1129 = static_cast<unsigned int>(v380.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1129 = static_cast<unsigned int>(v380.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1130 = v79 + v1129;
-    const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1132 = v376 && v1131;
     const bool v1133 = v1130 < v80;
     const bool v1134 = v1132 && v1133;
@@ -1611,11 +1611,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1143] = v1140;
       }
     }
-    const unsigned int v1144 = static_cast<unsigned int>(v380.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1144 = static_cast<unsigned int>(v380.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1145 = v480 + v1144;
-    const unsigned int v1146 = static_cast<unsigned int>(v380.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1146 = static_cast<unsigned int>(v380.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1147 = v79 + v1146;
-    const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1149 = v376 && v1148;
     const bool v1150 = v1147 < v80;
     const bool v1151 = v1149 && v1150;
@@ -1633,11 +1633,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1160] = v1157;
       }
     }
-    const unsigned int v1161 = static_cast<unsigned int>(v380.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1161 = static_cast<unsigned int>(v380.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1162 = v480 + v1161;
-    const unsigned int v1163 = static_cast<unsigned int>(v380.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1163 = static_cast<unsigned int>(v380.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1164 = v79 + v1163;
-    const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1166 = v376 && v1165;
     const bool v1167 = v1164 < v80;
     const bool v1168 = v1166 && v1167;
@@ -1655,11 +1655,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1177] = v1174;
       }
     }
-    const unsigned int v1178 = static_cast<unsigned int>(v380.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1178 = static_cast<unsigned int>(v380.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1179 = v480 + v1178;
-    const unsigned int v1180 = static_cast<unsigned int>(v380.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1180 = static_cast<unsigned int>(v380.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1181 = v79 + v1180;
-    const bool v1182 = v1179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1182 = v1179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1183 = v376 && v1182;
     const bool v1184 = v1181 < v80;
     const bool v1185 = v1183 && v1184;
@@ -1677,11 +1677,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1194] = v1191;
       }
     }
-    const unsigned int v1195 = static_cast<unsigned int>(v380.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1195 = static_cast<unsigned int>(v380.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1196 = v480 + v1195;
-    const unsigned int v1197 = static_cast<unsigned int>(v380.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1197 = static_cast<unsigned int>(v380.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1198 = v79 + v1197;
-    const bool v1199 = v1196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1199 = v1196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1200 = v376 && v1199;
     const bool v1201 = v1198 < v80;
     const bool v1202 = v1200 && v1201;
@@ -1699,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1211] = v1208;
       }
     }
-    const unsigned int v1212 = static_cast<unsigned int>(v380.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1212 = static_cast<unsigned int>(v380.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1213 = v480 + v1212;
-    const unsigned int v1214 = static_cast<unsigned int>(v380.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1214 = static_cast<unsigned int>(v380.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1215 = v79 + v1214;
-    const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1217 = v376 && v1216;
     const bool v1218 = v1215 < v80;
     const bool v1219 = v1217 && v1218;
@@ -1721,11 +1721,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1228] = v1225;
       }
     }
-    const unsigned int v1229 = static_cast<unsigned int>(v380.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1229 = static_cast<unsigned int>(v380.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1230 = v480 + v1229;
-    const unsigned int v1231 = static_cast<unsigned int>(v380.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1231 = static_cast<unsigned int>(v380.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1232 = v79 + v1231;
-    const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1234 = v376 && v1233;
     const bool v1235 = v1232 < v80;
     const bool v1236 = v1234 && v1235;
@@ -1743,11 +1743,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1245] = v1242;
       }
     }
-    const unsigned int v1246 = static_cast<unsigned int>(v380.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1246 = static_cast<unsigned int>(v380.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1247 = v480 + v1246;
-    const unsigned int v1248 = static_cast<unsigned int>(v380.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1248 = static_cast<unsigned int>(v380.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1249 = v79 + v1248;
-    const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1251 = v376 && v1250;
     const bool v1252 = v1249 < v80;
     const bool v1253 = v1251 && v1252;
@@ -1765,11 +1765,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1262] = v1259;
       }
     }
-    const unsigned int v1263 = static_cast<unsigned int>(v380.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1263 = static_cast<unsigned int>(v380.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1264 = v480 + v1263;
-    const unsigned int v1265 = static_cast<unsigned int>(v380.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1265 = static_cast<unsigned int>(v380.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1266 = v79 + v1265;
-    const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1268 = v376 && v1267;
     const bool v1269 = v1266 < v80;
     const bool v1270 = v1268 && v1269;
@@ -1787,11 +1787,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1279] = v1276;
       }
     }
-    const unsigned int v1280 = static_cast<unsigned int>(v380.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1280 = static_cast<unsigned int>(v380.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1281 = v480 + v1280;
-    const unsigned int v1282 = static_cast<unsigned int>(v380.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1282 = static_cast<unsigned int>(v380.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1283 = v79 + v1282;
-    const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1285 = v376 && v1284;
     const bool v1286 = v1283 < v80;
     const bool v1287 = v1285 && v1286;
@@ -1809,11 +1809,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1296] = v1293;
       }
     }
-    const unsigned int v1297 = static_cast<unsigned int>(v380.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1297 = static_cast<unsigned int>(v380.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1298 = v480 + v1297;
-    const unsigned int v1299 = static_cast<unsigned int>(v380.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1299 = static_cast<unsigned int>(v380.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1300 = v79 + v1299;
-    const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1302 = v376 && v1301;
     const bool v1303 = v1300 < v80;
     const bool v1304 = v1302 && v1303;
@@ -1831,11 +1831,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1313] = v1310;
       }
     }
-    const unsigned int v1314 = static_cast<unsigned int>(v380.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1314 = static_cast<unsigned int>(v380.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1315 = v480 + v1314;
-    const unsigned int v1316 = static_cast<unsigned int>(v380.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1316 = static_cast<unsigned int>(v380.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1317 = v79 + v1316;
-    const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1319 = v376 && v1318;
     const bool v1320 = v1317 < v80;
     const bool v1321 = v1319 && v1320;
@@ -1853,11 +1853,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1330] = v1327;
       }
     }
-    const unsigned int v1331 = static_cast<unsigned int>(v380.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1331 = static_cast<unsigned int>(v380.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1332 = v480 + v1331;
-    const unsigned int v1333 = static_cast<unsigned int>(v380.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1333 = static_cast<unsigned int>(v380.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1334 = v79 + v1333;
-    const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1336 = v376 && v1335;
     const bool v1337 = v1334 < v80;
     const bool v1338 = v1336 && v1337;
@@ -1875,11 +1875,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1347] = v1344;
       }
     }
-    const unsigned int v1348 = static_cast<unsigned int>(v380.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1348 = static_cast<unsigned int>(v380.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1349 = v480 + v1348;
-    const unsigned int v1350 = static_cast<unsigned int>(v380.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1350 = static_cast<unsigned int>(v380.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1351 = v79 + v1350;
-    const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1353 = v376 && v1352;
     const bool v1354 = v1351 < v80;
     const bool v1355 = v1353 && v1354;
@@ -1897,11 +1897,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1364] = v1361;
       }
     }
-    const unsigned int v1365 = static_cast<unsigned int>(v380.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1365 = static_cast<unsigned int>(v380.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1366 = v480 + v1365;
-    const unsigned int v1367 = static_cast<unsigned int>(v380.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1367 = static_cast<unsigned int>(v380.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1368 = v79 + v1367;
-    const bool v1369 = v1366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1369 = v1366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1370 = v376 && v1369;
     const bool v1371 = v1368 < v80;
     const bool v1372 = v1370 && v1371;
@@ -1919,11 +1919,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1381] = v1378;
       }
     }
-    const unsigned int v1382 = static_cast<unsigned int>(v380.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1382 = static_cast<unsigned int>(v380.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1383 = v480 + v1382;
-    const unsigned int v1384 = static_cast<unsigned int>(v380.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1384 = static_cast<unsigned int>(v380.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1385 = v79 + v1384;
-    const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1387 = v376 && v1386;
     const bool v1388 = v1385 < v80;
     const bool v1389 = v1387 && v1388;
@@ -1941,11 +1941,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1398] = v1395;
       }
     }
-    const unsigned int v1399 = static_cast<unsigned int>(v380.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1399 = static_cast<unsigned int>(v380.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1400 = v480 + v1399;
-    const unsigned int v1401 = static_cast<unsigned int>(v380.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1401 = static_cast<unsigned int>(v380.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1402 = v79 + v1401;
-    const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1404 = v376 && v1403;
     const bool v1405 = v1402 < v80;
     const bool v1406 = v1404 && v1405;
@@ -1963,11 +1963,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1415] = v1412;
       }
     }
-    const unsigned int v1416 = static_cast<unsigned int>(v380.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1416 = static_cast<unsigned int>(v380.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1417 = v480 + v1416;
-    const unsigned int v1418 = static_cast<unsigned int>(v380.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1418 = static_cast<unsigned int>(v380.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1419 = v79 + v1418;
-    const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1421 = v376 && v1420;
     const bool v1422 = v1419 < v80;
     const bool v1423 = v1421 && v1422;
@@ -1985,11 +1985,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1432] = v1429;
       }
     }
-    const unsigned int v1433 = static_cast<unsigned int>(v380.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1433 = static_cast<unsigned int>(v380.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1434 = v480 + v1433;
-    const unsigned int v1435 = static_cast<unsigned int>(v380.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1435 = static_cast<unsigned int>(v380.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1436 = v79 + v1435;
-    const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1438 = v376 && v1437;
     const bool v1439 = v1436 < v80;
     const bool v1440 = v1438 && v1439;
@@ -2007,11 +2007,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1449] = v1446;
       }
     }
-    const unsigned int v1450 = static_cast<unsigned int>(v380.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1450 = static_cast<unsigned int>(v380.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1451 = v480 + v1450;
-    const unsigned int v1452 = static_cast<unsigned int>(v380.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1452 = static_cast<unsigned int>(v380.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1453 = v79 + v1452;
-    const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1455 = v376 && v1454;
     const bool v1456 = v1453 < v80;
     const bool v1457 = v1455 && v1456;
@@ -2029,11 +2029,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1466] = v1463;
       }
     }
-    const unsigned int v1467 = static_cast<unsigned int>(v380.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1467 = static_cast<unsigned int>(v380.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1468 = v480 + v1467;
-    const unsigned int v1469 = static_cast<unsigned int>(v380.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1469 = static_cast<unsigned int>(v380.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1470 = v79 + v1469;
-    const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1472 = v376 && v1471;
     const bool v1473 = v1470 < v80;
     const bool v1474 = v1472 && v1473;
@@ -2051,11 +2051,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1483] = v1480;
       }
     }
-    const unsigned int v1484 = static_cast<unsigned int>(v380.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1484 = static_cast<unsigned int>(v380.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1485 = v480 + v1484;
-    const unsigned int v1486 = static_cast<unsigned int>(v380.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1486 = static_cast<unsigned int>(v380.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1487 = v79 + v1486;
-    const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1489 = v376 && v1488;
     const bool v1490 = v1487 < v80;
     const bool v1491 = v1489 && v1490;
@@ -2073,11 +2073,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1500] = v1497;
       }
     }
-    const unsigned int v1501 = static_cast<unsigned int>(v380.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1501 = static_cast<unsigned int>(v380.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1502 = v480 + v1501;
-    const unsigned int v1503 = static_cast<unsigned int>(v380.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1503 = static_cast<unsigned int>(v380.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1504 = v79 + v1503;
-    const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1506 = v376 && v1505;
     const bool v1507 = v1504 < v80;
     const bool v1508 = v1506 && v1507;
@@ -2095,11 +2095,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1517] = v1514;
       }
     }
-    const unsigned int v1518 = static_cast<unsigned int>(v380.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1518 = static_cast<unsigned int>(v380.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1519 = v480 + v1518;
-    const unsigned int v1520 = static_cast<unsigned int>(v380.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1520 = static_cast<unsigned int>(v380.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1521 = v79 + v1520;
-    const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1523 = v376 && v1522;
     const bool v1524 = v1521 < v80;
     const bool v1525 = v1523 && v1524;
@@ -2117,11 +2117,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1534] = v1531;
       }
     }
-    const unsigned int v1535 = static_cast<unsigned int>(v380.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1535 = static_cast<unsigned int>(v380.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1536 = v480 + v1535;
-    const unsigned int v1537 = static_cast<unsigned int>(v380.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1537 = static_cast<unsigned int>(v380.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1538 = v79 + v1537;
-    const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1540 = v376 && v1539;
     const bool v1541 = v1538 < v80;
     const bool v1542 = v1540 && v1541;
@@ -2139,11 +2139,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1551] = v1548;
       }
     }
-    const unsigned int v1552 = static_cast<unsigned int>(v380.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1552 = static_cast<unsigned int>(v380.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1553 = v480 + v1552;
-    const unsigned int v1554 = static_cast<unsigned int>(v380.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1554 = static_cast<unsigned int>(v380.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1555 = v79 + v1554;
-    const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1557 = v376 && v1556;
     const bool v1558 = v1555 < v80;
     const bool v1559 = v1557 && v1558;
@@ -2161,13 +2161,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1568] = v1565;
       }
     }
-    const unsigned int v1570 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:311
-    iron_frag<float, 2, 16, 128> v1580;  // kernels/gemm/gemm_warpgroup.hpp:183
+    const unsigned int v1570 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
+    iron_frag<float, 2, 16, 128> v1580;  // kernels/gemm/gemm_warpgroup.hpp:182
     iron_frag_fill(v1580, 0.0f);
-    if (v384) {  // kernels/gemm/gemm_warpgroup.hpp:222
-      const bool v4242 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:223
+    if (v384) {  // kernels/gemm/gemm_warpgroup.hpp:221
+      const bool v4242 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:222
       if (v4242) {
-        const unsigned int v4246 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const unsigned int v4246 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
         const unsigned int v4249 = v372 << 5u;
         const unsigned int v4250 = v4249 + v4246;
         const unsigned int v4251 = v4250 >> 3u;
@@ -2214,7 +2214,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v4298 = v4296 + v4287;
           iron_copy_async<16>(shm3 + (v4298 ^ (((v4298 >> 6u) & 7u) << 3u)), x_sorted + v4295, v4292);
         }
-        const unsigned int v4299 = v1570 + v4251;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v4299 = v1570 + v4251;  // kernels/gemm/gemm_warpgroup.hpp:226
         const bool v4300 = v4299 < v80;
         const bool v4301 = v4300 && v4257;
         const unsigned int v4302 = v4299 * v3;
@@ -2244,10 +2244,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4324 ^ (((v4324 >> 6u) & 7u) << 3u)), w + v4321, v4318);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:223
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
       const bool v4327 = 64u < v3;
       if (v4327) {
-        const unsigned int v4331 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const unsigned int v4331 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:225
         const unsigned int v4334 = v372 << 5u;
         const unsigned int v4335 = v4334 + v4331;
         const unsigned int v4336 = v4335 >> 3u;
@@ -2300,7 +2300,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v4383 = v4382 + v4372;
           iron_copy_async<16>(shm3 + (v4383 ^ (((v4383 >> 6u) & 7u) << 3u)), x_sorted + v4380, v4377);
         }
-        const unsigned int v4384 = v1570 + v4336;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v4384 = v1570 + v4336;  // kernels/gemm/gemm_warpgroup.hpp:226
         const bool v4385 = v4384 < v80;
         const bool v4386 = v4385 && v4342;
         const unsigned int v4387 = v4384 * v3;
@@ -2332,7 +2332,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4409 ^ (((v4409 >> 6u) & 7u) << 3u)), w + v4406, v4403);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:223
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
 
       for (unsigned int v3544 = v28; v3544 < v3; v3544 += 64u) {
         const unsigned int v3546 = v3544 >> 6u;
@@ -2340,8 +2340,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
         if (v376) {
-          const unsigned int v3550 = v3548 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:230
-          const unsigned int v3558 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+          const unsigned int v3550 = v3548 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:229
+          const unsigned int v3558 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
           const unsigned int v3559 = v3550 + v3558;
           const unsigned int v3812 = v476 << 6u;
           const unsigned int v3814 = v3559 + v3812;
@@ -2380,12 +2380,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3850, shm4, v3846, 64u);
           iron_frag_mma_sync(v1580, v3848, v3850);
         }
-        const unsigned int v3565 = v3544 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:223
+        const unsigned int v3565 = v3544 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:222
         const unsigned int v3567 = v3546 + 2u;
         const unsigned int v3568 = v3567 % 3u;
         const bool v3569 = v3565 < v3;
         if (v3569) {
-          const unsigned int v3572 = v3568 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:226
+          const unsigned int v3572 = v3568 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
           const unsigned int v3574 = iron_linear_thread() & 31u;
           const unsigned int v3576 = v372 << 5u;
           const unsigned int v3577 = v3576 + v3574;
@@ -2439,7 +2439,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             const unsigned int v3642 = v3641 + v3629;
             iron_copy_async<16>(shm3 + (v3642 ^ (((v3642 >> 6u) & 7u) << 3u)), x_sorted + v3638, v3634);
           }
-          const unsigned int v3659 = v1570 + v3581;  // kernels/gemm/gemm_warpgroup.hpp:227
+          const unsigned int v3659 = v1570 + v3581;  // kernels/gemm/gemm_warpgroup.hpp:226
           const bool v3661 = v3659 < v80;
           const bool v3663 = v3661 && v3589;
           const unsigned int v3664 = v3659 * v3;
@@ -2471,14 +2471,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             iron_copy_async<16>(shm4 + (v3715 ^ (((v3715 >> 6u) & 7u) << 3u)), w + v3711, v3707);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:223
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:222
       }
       __syncthreads();
     } else {
       const unsigned int v1611 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v1612 = threadIdx.x;
 
-      for (unsigned int v1610 = v28; v1610 < v3; v1610 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+      for (unsigned int v1610 = v28; v1610 < v3; v1610 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
         for (unsigned int v1614 = v1612; v1614 < 8192u; v1614 += v1611) {  // kernels/gemm/gemm_tiles.hpp:95
           const unsigned int v1616 = v1614 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v1618 = v1614 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -2524,9 +2524,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             shm4[(v1661 ^ (((v1661 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:215
-        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:216
-          const unsigned int v1670 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:214
+        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:215
+          const unsigned int v1670 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
           const unsigned int v3857 = v476 << 6u;
           const unsigned int v3859 = v1670 + v3857;
           iron_frag<iron_bf16, 0, 16, 16> v3866;
@@ -2561,14 +2561,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3895, shm4, 48u, 64u);
           iron_frag_mma_sync(v1580, v3893, v3895);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:217
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
       }
     }
-    const unsigned int v1681 = static_cast<unsigned int>(v1580.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1681 = static_cast<unsigned int>(v1580.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1682 = v480 + v1681;
-    const unsigned int v1683 = static_cast<unsigned int>(v1580.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1683 = static_cast<unsigned int>(v1580.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1684 = v1570 + v1683;
-    const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1686 = v376 && v1685;
     const bool v1687 = v1684 < v80;
     const bool v1688 = v1686 && v1687;
@@ -2586,11 +2586,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1697] = v1694;
       }
     }
-    const unsigned int v1698 = static_cast<unsigned int>(v1580.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1698 = static_cast<unsigned int>(v1580.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1699 = v480 + v1698;
-    const unsigned int v1700 = static_cast<unsigned int>(v1580.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1700 = static_cast<unsigned int>(v1580.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1701 = v1570 + v1700;
-    const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1703 = v376 && v1702;
     const bool v1704 = v1701 < v80;
     const bool v1705 = v1703 && v1704;
@@ -2608,11 +2608,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1714] = v1711;
       }
     }
-    const unsigned int v1715 = static_cast<unsigned int>(v1580.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1715 = static_cast<unsigned int>(v1580.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1716 = v480 + v1715;
-    const unsigned int v1717 = static_cast<unsigned int>(v1580.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1717 = static_cast<unsigned int>(v1580.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1718 = v1570 + v1717;
-    const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1720 = v376 && v1719;
     const bool v1721 = v1718 < v80;
     const bool v1722 = v1720 && v1721;
@@ -2630,11 +2630,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1731] = v1728;
       }
     }
-    const unsigned int v1732 = static_cast<unsigned int>(v1580.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1732 = static_cast<unsigned int>(v1580.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1733 = v480 + v1732;
-    const unsigned int v1734 = static_cast<unsigned int>(v1580.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1734 = static_cast<unsigned int>(v1580.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1735 = v1570 + v1734;
-    const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1737 = v376 && v1736;
     const bool v1738 = v1735 < v80;
     const bool v1739 = v1737 && v1738;
@@ -2652,11 +2652,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1748] = v1745;
       }
     }
-    const unsigned int v1749 = static_cast<unsigned int>(v1580.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1749 = static_cast<unsigned int>(v1580.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1750 = v480 + v1749;
-    const unsigned int v1751 = static_cast<unsigned int>(v1580.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1751 = static_cast<unsigned int>(v1580.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1752 = v1570 + v1751;
-    const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1754 = v376 && v1753;
     const bool v1755 = v1752 < v80;
     const bool v1756 = v1754 && v1755;
@@ -2674,11 +2674,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1765] = v1762;
       }
     }
-    const unsigned int v1766 = static_cast<unsigned int>(v1580.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1766 = static_cast<unsigned int>(v1580.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1767 = v480 + v1766;
-    const unsigned int v1768 = static_cast<unsigned int>(v1580.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1768 = static_cast<unsigned int>(v1580.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1769 = v1570 + v1768;
-    const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1771 = v376 && v1770;
     const bool v1772 = v1769 < v80;
     const bool v1773 = v1771 && v1772;
@@ -2696,11 +2696,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1782] = v1779;
       }
     }
-    const unsigned int v1783 = static_cast<unsigned int>(v1580.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1783 = static_cast<unsigned int>(v1580.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1784 = v480 + v1783;
-    const unsigned int v1785 = static_cast<unsigned int>(v1580.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1785 = static_cast<unsigned int>(v1580.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1786 = v1570 + v1785;
-    const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1788 = v376 && v1787;
     const bool v1789 = v1786 < v80;
     const bool v1790 = v1788 && v1789;
@@ -2718,11 +2718,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1799] = v1796;
       }
     }
-    const unsigned int v1800 = static_cast<unsigned int>(v1580.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1800 = static_cast<unsigned int>(v1580.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1801 = v480 + v1800;
-    const unsigned int v1802 = static_cast<unsigned int>(v1580.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1802 = static_cast<unsigned int>(v1580.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1803 = v1570 + v1802;
-    const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1805 = v376 && v1804;
     const bool v1806 = v1803 < v80;
     const bool v1807 = v1805 && v1806;
@@ -2740,11 +2740,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1816] = v1813;
       }
     }
-    const unsigned int v1817 = static_cast<unsigned int>(v1580.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1817 = static_cast<unsigned int>(v1580.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1818 = v480 + v1817;
-    const unsigned int v1819 = static_cast<unsigned int>(v1580.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1819 = static_cast<unsigned int>(v1580.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1820 = v1570 + v1819;
-    const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1822 = v376 && v1821;
     const bool v1823 = v1820 < v80;
     const bool v1824 = v1822 && v1823;
@@ -2762,11 +2762,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1833] = v1830;
       }
     }
-    const unsigned int v1834 = static_cast<unsigned int>(v1580.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1834 = static_cast<unsigned int>(v1580.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1835 = v480 + v1834;
-    const unsigned int v1836 = static_cast<unsigned int>(v1580.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1836 = static_cast<unsigned int>(v1580.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1837 = v1570 + v1836;
-    const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1839 = v376 && v1838;
     const bool v1840 = v1837 < v80;
     const bool v1841 = v1839 && v1840;
@@ -2784,11 +2784,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1850] = v1847;
       }
     }
-    const unsigned int v1851 = static_cast<unsigned int>(v1580.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1851 = static_cast<unsigned int>(v1580.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1852 = v480 + v1851;
-    const unsigned int v1853 = static_cast<unsigned int>(v1580.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1853 = static_cast<unsigned int>(v1580.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1854 = v1570 + v1853;
-    const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1856 = v376 && v1855;
     const bool v1857 = v1854 < v80;
     const bool v1858 = v1856 && v1857;
@@ -2806,11 +2806,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1867] = v1864;
       }
     }
-    const unsigned int v1868 = static_cast<unsigned int>(v1580.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1868 = static_cast<unsigned int>(v1580.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1869 = v480 + v1868;
-    const unsigned int v1870 = static_cast<unsigned int>(v1580.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1870 = static_cast<unsigned int>(v1580.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1871 = v1570 + v1870;
-    const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1873 = v376 && v1872;
     const bool v1874 = v1871 < v80;
     const bool v1875 = v1873 && v1874;
@@ -2828,11 +2828,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1884] = v1881;
       }
     }
-    const unsigned int v1885 = static_cast<unsigned int>(v1580.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1885 = static_cast<unsigned int>(v1580.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1886 = v480 + v1885;
-    const unsigned int v1887 = static_cast<unsigned int>(v1580.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1887 = static_cast<unsigned int>(v1580.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1888 = v1570 + v1887;
-    const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1890 = v376 && v1889;
     const bool v1891 = v1888 < v80;
     const bool v1892 = v1890 && v1891;
@@ -2850,11 +2850,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1901] = v1898;
       }
     }
-    const unsigned int v1902 = static_cast<unsigned int>(v1580.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1902 = static_cast<unsigned int>(v1580.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1903 = v480 + v1902;
-    const unsigned int v1904 = static_cast<unsigned int>(v1580.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1904 = static_cast<unsigned int>(v1580.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1905 = v1570 + v1904;
-    const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1907 = v376 && v1906;
     const bool v1908 = v1905 < v80;
     const bool v1909 = v1907 && v1908;
@@ -2872,11 +2872,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1918] = v1915;
       }
     }
-    const unsigned int v1919 = static_cast<unsigned int>(v1580.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1919 = static_cast<unsigned int>(v1580.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1920 = v480 + v1919;
-    const unsigned int v1921 = static_cast<unsigned int>(v1580.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1921 = static_cast<unsigned int>(v1580.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1922 = v1570 + v1921;
-    const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1924 = v376 && v1923;
     const bool v1925 = v1922 < v80;
     const bool v1926 = v1924 && v1925;
@@ -2894,11 +2894,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1935] = v1932;
       }
     }
-    const unsigned int v1936 = static_cast<unsigned int>(v1580.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1936 = static_cast<unsigned int>(v1580.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1937 = v480 + v1936;
-    const unsigned int v1938 = static_cast<unsigned int>(v1580.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1938 = static_cast<unsigned int>(v1580.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1939 = v1570 + v1938;
-    const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1941 = v376 && v1940;
     const bool v1942 = v1939 < v80;
     const bool v1943 = v1941 && v1942;
@@ -2916,11 +2916,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1952] = v1949;
       }
     }
-    const unsigned int v1953 = static_cast<unsigned int>(v1580.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1953 = static_cast<unsigned int>(v1580.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1954 = v480 + v1953;
-    const unsigned int v1955 = static_cast<unsigned int>(v1580.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1955 = static_cast<unsigned int>(v1580.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1956 = v1570 + v1955;
-    const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1958 = v376 && v1957;
     const bool v1959 = v1956 < v80;
     const bool v1960 = v1958 && v1959;
@@ -2938,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1969] = v1966;
       }
     }
-    const unsigned int v1970 = static_cast<unsigned int>(v1580.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1970 = static_cast<unsigned int>(v1580.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1971 = v480 + v1970;
-    const unsigned int v1972 = static_cast<unsigned int>(v1580.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1972 = static_cast<unsigned int>(v1580.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1973 = v1570 + v1972;
-    const bool v1974 = v1971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1974 = v1971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1975 = v376 && v1974;
     const bool v1976 = v1973 < v80;
     const bool v1977 = v1975 && v1976;
@@ -2960,11 +2960,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1986] = v1983;
       }
     }
-    const unsigned int v1987 = static_cast<unsigned int>(v1580.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v1987 = static_cast<unsigned int>(v1580.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v1988 = v480 + v1987;
-    const unsigned int v1989 = static_cast<unsigned int>(v1580.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1989 = static_cast<unsigned int>(v1580.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v1990 = v1570 + v1989;
-    const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1992 = v376 && v1991;
     const bool v1993 = v1990 < v80;
     const bool v1994 = v1992 && v1993;
@@ -2982,11 +2982,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2003] = v2000;
       }
     }
-    const unsigned int v2004 = static_cast<unsigned int>(v1580.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2004 = static_cast<unsigned int>(v1580.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2005 = v480 + v2004;
-    const unsigned int v2006 = static_cast<unsigned int>(v1580.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2006 = static_cast<unsigned int>(v1580.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2007 = v1570 + v2006;
-    const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2009 = v376 && v2008;
     const bool v2010 = v2007 < v80;
     const bool v2011 = v2009 && v2010;
@@ -3004,11 +3004,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2020] = v2017;
       }
     }
-    const unsigned int v2021 = static_cast<unsigned int>(v1580.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2021 = static_cast<unsigned int>(v1580.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2022 = v480 + v2021;
-    const unsigned int v2023 = static_cast<unsigned int>(v1580.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2023 = static_cast<unsigned int>(v1580.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2024 = v1570 + v2023;
-    const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2026 = v376 && v2025;
     const bool v2027 = v2024 < v80;
     const bool v2028 = v2026 && v2027;
@@ -3026,11 +3026,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2037] = v2034;
       }
     }
-    const unsigned int v2038 = static_cast<unsigned int>(v1580.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2038 = static_cast<unsigned int>(v1580.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2039 = v480 + v2038;
-    const unsigned int v2040 = static_cast<unsigned int>(v1580.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2040 = static_cast<unsigned int>(v1580.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2041 = v1570 + v2040;
-    const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2043 = v376 && v2042;
     const bool v2044 = v2041 < v80;
     const bool v2045 = v2043 && v2044;
@@ -3048,11 +3048,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2054] = v2051;
       }
     }
-    const unsigned int v2055 = static_cast<unsigned int>(v1580.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2055 = static_cast<unsigned int>(v1580.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2056 = v480 + v2055;
-    const unsigned int v2057 = static_cast<unsigned int>(v1580.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2057 = static_cast<unsigned int>(v1580.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2058 = v1570 + v2057;
-    const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2060 = v376 && v2059;
     const bool v2061 = v2058 < v80;
     const bool v2062 = v2060 && v2061;
@@ -3070,11 +3070,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2071] = v2068;
       }
     }
-    const unsigned int v2072 = static_cast<unsigned int>(v1580.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2072 = static_cast<unsigned int>(v1580.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2073 = v480 + v2072;
-    const unsigned int v2074 = static_cast<unsigned int>(v1580.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2074 = static_cast<unsigned int>(v1580.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2075 = v1570 + v2074;
-    const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2077 = v376 && v2076;
     const bool v2078 = v2075 < v80;
     const bool v2079 = v2077 && v2078;
@@ -3092,11 +3092,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2088] = v2085;
       }
     }
-    const unsigned int v2089 = static_cast<unsigned int>(v1580.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2089 = static_cast<unsigned int>(v1580.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2090 = v480 + v2089;
-    const unsigned int v2091 = static_cast<unsigned int>(v1580.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2091 = static_cast<unsigned int>(v1580.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2092 = v1570 + v2091;
-    const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2094 = v376 && v2093;
     const bool v2095 = v2092 < v80;
     const bool v2096 = v2094 && v2095;
@@ -3114,11 +3114,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2105] = v2102;
       }
     }
-    const unsigned int v2106 = static_cast<unsigned int>(v1580.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2106 = static_cast<unsigned int>(v1580.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2107 = v480 + v2106;
-    const unsigned int v2108 = static_cast<unsigned int>(v1580.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2108 = static_cast<unsigned int>(v1580.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2109 = v1570 + v2108;
-    const bool v2110 = v2107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2110 = v2107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2111 = v376 && v2110;
     const bool v2112 = v2109 < v80;
     const bool v2113 = v2111 && v2112;
@@ -3136,11 +3136,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2122] = v2119;
       }
     }
-    const unsigned int v2123 = static_cast<unsigned int>(v1580.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2123 = static_cast<unsigned int>(v1580.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2124 = v480 + v2123;
-    const unsigned int v2125 = static_cast<unsigned int>(v1580.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2125 = static_cast<unsigned int>(v1580.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2126 = v1570 + v2125;
-    const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2128 = v376 && v2127;
     const bool v2129 = v2126 < v80;
     const bool v2130 = v2128 && v2129;
@@ -3158,11 +3158,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2139] = v2136;
       }
     }
-    const unsigned int v2140 = static_cast<unsigned int>(v1580.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2140 = static_cast<unsigned int>(v1580.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2141 = v480 + v2140;
-    const unsigned int v2142 = static_cast<unsigned int>(v1580.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2142 = static_cast<unsigned int>(v1580.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2143 = v1570 + v2142;
-    const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2145 = v376 && v2144;
     const bool v2146 = v2143 < v80;
     const bool v2147 = v2145 && v2146;
@@ -3180,11 +3180,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2156] = v2153;
       }
     }
-    const unsigned int v2157 = static_cast<unsigned int>(v1580.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2157 = static_cast<unsigned int>(v1580.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2158 = v480 + v2157;
-    const unsigned int v2159 = static_cast<unsigned int>(v1580.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2159 = static_cast<unsigned int>(v1580.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2160 = v1570 + v2159;
-    const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2162 = v376 && v2161;
     const bool v2163 = v2160 < v80;
     const bool v2164 = v2162 && v2163;
@@ -3202,11 +3202,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2173] = v2170;
       }
     }
-    const unsigned int v2174 = static_cast<unsigned int>(v1580.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2174 = static_cast<unsigned int>(v1580.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2175 = v480 + v2174;
-    const unsigned int v2176 = static_cast<unsigned int>(v1580.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2176 = static_cast<unsigned int>(v1580.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2177 = v1570 + v2176;
-    const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2179 = v376 && v2178;
     const bool v2180 = v2177 < v80;
     const bool v2181 = v2179 && v2180;
@@ -3224,11 +3224,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2190] = v2187;
       }
     }
-    const unsigned int v2191 = static_cast<unsigned int>(v1580.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2191 = static_cast<unsigned int>(v1580.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2192 = v480 + v2191;
-    const unsigned int v2193 = static_cast<unsigned int>(v1580.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2193 = static_cast<unsigned int>(v1580.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2194 = v1570 + v2193;
-    const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2196 = v376 && v2195;
     const bool v2197 = v2194 < v80;
     const bool v2198 = v2196 && v2197;
@@ -3246,11 +3246,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2207] = v2204;
       }
     }
-    const unsigned int v2208 = static_cast<unsigned int>(v1580.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2208 = static_cast<unsigned int>(v1580.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2209 = v480 + v2208;
-    const unsigned int v2210 = static_cast<unsigned int>(v1580.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2210 = static_cast<unsigned int>(v1580.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2211 = v1570 + v2210;
-    const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2213 = v376 && v2212;
     const bool v2214 = v2211 < v80;
     const bool v2215 = v2213 && v2214;
@@ -3268,11 +3268,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2224] = v2221;
       }
     }
-    const unsigned int v2225 = static_cast<unsigned int>(v1580.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2225 = static_cast<unsigned int>(v1580.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2226 = v480 + v2225;
-    const unsigned int v2227 = static_cast<unsigned int>(v1580.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2227 = static_cast<unsigned int>(v1580.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2228 = v1570 + v2227;
-    const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2230 = v376 && v2229;
     const bool v2231 = v2228 < v80;
     const bool v2232 = v2230 && v2231;
@@ -3290,11 +3290,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2241] = v2238;
       }
     }
-    const unsigned int v2242 = static_cast<unsigned int>(v1580.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2242 = static_cast<unsigned int>(v1580.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2243 = v480 + v2242;
-    const unsigned int v2244 = static_cast<unsigned int>(v1580.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2244 = static_cast<unsigned int>(v1580.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2245 = v1570 + v2244;
-    const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2247 = v376 && v2246;
     const bool v2248 = v2245 < v80;
     const bool v2249 = v2247 && v2248;
@@ -3312,11 +3312,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2258] = v2255;
       }
     }
-    const unsigned int v2259 = static_cast<unsigned int>(v1580.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2259 = static_cast<unsigned int>(v1580.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2260 = v480 + v2259;
-    const unsigned int v2261 = static_cast<unsigned int>(v1580.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2261 = static_cast<unsigned int>(v1580.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2262 = v1570 + v2261;
-    const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2264 = v376 && v2263;
     const bool v2265 = v2262 < v80;
     const bool v2266 = v2264 && v2265;
@@ -3334,11 +3334,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2275] = v2272;
       }
     }
-    const unsigned int v2276 = static_cast<unsigned int>(v1580.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2276 = static_cast<unsigned int>(v1580.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2277 = v480 + v2276;
-    const unsigned int v2278 = static_cast<unsigned int>(v1580.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2278 = static_cast<unsigned int>(v1580.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2279 = v1570 + v2278;
-    const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2281 = v376 && v2280;
     const bool v2282 = v2279 < v80;
     const bool v2283 = v2281 && v2282;
@@ -3356,11 +3356,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2292] = v2289;
       }
     }
-    const unsigned int v2293 = static_cast<unsigned int>(v1580.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2293 = static_cast<unsigned int>(v1580.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2294 = v480 + v2293;
-    const unsigned int v2295 = static_cast<unsigned int>(v1580.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2295 = static_cast<unsigned int>(v1580.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2296 = v1570 + v2295;
-    const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2298 = v376 && v2297;
     const bool v2299 = v2296 < v80;
     const bool v2300 = v2298 && v2299;
@@ -3378,11 +3378,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2309] = v2306;
       }
     }
-    const unsigned int v2310 = static_cast<unsigned int>(v1580.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2310 = static_cast<unsigned int>(v1580.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2311 = v480 + v2310;
-    const unsigned int v2312 = static_cast<unsigned int>(v1580.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2312 = static_cast<unsigned int>(v1580.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2313 = v1570 + v2312;
-    const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2315 = v376 && v2314;
     const bool v2316 = v2313 < v80;
     const bool v2317 = v2315 && v2316;
@@ -3400,11 +3400,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2326] = v2323;
       }
     }
-    const unsigned int v2327 = static_cast<unsigned int>(v1580.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2327 = static_cast<unsigned int>(v1580.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2328 = v480 + v2327;
-    const unsigned int v2329 = static_cast<unsigned int>(v1580.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2329 = static_cast<unsigned int>(v1580.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2330 = v1570 + v2329;
-    const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2332 = v376 && v2331;
     const bool v2333 = v2330 < v80;
     const bool v2334 = v2332 && v2333;
@@ -3422,11 +3422,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2343] = v2340;
       }
     }
-    const unsigned int v2344 = static_cast<unsigned int>(v1580.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2344 = static_cast<unsigned int>(v1580.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2345 = v480 + v2344;
-    const unsigned int v2346 = static_cast<unsigned int>(v1580.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2346 = static_cast<unsigned int>(v1580.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2347 = v1570 + v2346;
-    const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2349 = v376 && v2348;
     const bool v2350 = v2347 < v80;
     const bool v2351 = v2349 && v2350;
@@ -3444,11 +3444,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2360] = v2357;
       }
     }
-    const unsigned int v2361 = static_cast<unsigned int>(v1580.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2361 = static_cast<unsigned int>(v1580.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2362 = v480 + v2361;
-    const unsigned int v2363 = static_cast<unsigned int>(v1580.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2363 = static_cast<unsigned int>(v1580.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2364 = v1570 + v2363;
-    const bool v2365 = v2362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2365 = v2362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2366 = v376 && v2365;
     const bool v2367 = v2364 < v80;
     const bool v2368 = v2366 && v2367;
@@ -3466,11 +3466,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2377] = v2374;
       }
     }
-    const unsigned int v2378 = static_cast<unsigned int>(v1580.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2378 = static_cast<unsigned int>(v1580.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2379 = v480 + v2378;
-    const unsigned int v2380 = static_cast<unsigned int>(v1580.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2380 = static_cast<unsigned int>(v1580.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2381 = v1570 + v2380;
-    const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2383 = v376 && v2382;
     const bool v2384 = v2381 < v80;
     const bool v2385 = v2383 && v2384;
@@ -3488,11 +3488,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2394] = v2391;
       }
     }
-    const unsigned int v2395 = static_cast<unsigned int>(v1580.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2395 = static_cast<unsigned int>(v1580.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2396 = v480 + v2395;
-    const unsigned int v2397 = static_cast<unsigned int>(v1580.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2397 = static_cast<unsigned int>(v1580.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2398 = v1570 + v2397;
-    const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2400 = v376 && v2399;
     const bool v2401 = v2398 < v80;
     const bool v2402 = v2400 && v2401;
@@ -3510,11 +3510,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2411] = v2408;
       }
     }
-    const unsigned int v2412 = static_cast<unsigned int>(v1580.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2412 = static_cast<unsigned int>(v1580.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2413 = v480 + v2412;
-    const unsigned int v2414 = static_cast<unsigned int>(v1580.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2414 = static_cast<unsigned int>(v1580.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2415 = v1570 + v2414;
-    const bool v2416 = v2413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2416 = v2413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2417 = v376 && v2416;
     const bool v2418 = v2415 < v80;
     const bool v2419 = v2417 && v2418;
@@ -3532,11 +3532,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2428] = v2425;
       }
     }
-    const unsigned int v2429 = static_cast<unsigned int>(v1580.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2429 = static_cast<unsigned int>(v1580.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2430 = v480 + v2429;
-    const unsigned int v2431 = static_cast<unsigned int>(v1580.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2431 = static_cast<unsigned int>(v1580.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2432 = v1570 + v2431;
-    const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2434 = v376 && v2433;
     const bool v2435 = v2432 < v80;
     const bool v2436 = v2434 && v2435;
@@ -3554,11 +3554,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2445] = v2442;
       }
     }
-    const unsigned int v2446 = static_cast<unsigned int>(v1580.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2446 = static_cast<unsigned int>(v1580.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2447 = v480 + v2446;
-    const unsigned int v2448 = static_cast<unsigned int>(v1580.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2448 = static_cast<unsigned int>(v1580.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2449 = v1570 + v2448;
-    const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2451 = v376 && v2450;
     const bool v2452 = v2449 < v80;
     const bool v2453 = v2451 && v2452;
@@ -3576,11 +3576,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2462] = v2459;
       }
     }
-    const unsigned int v2463 = static_cast<unsigned int>(v1580.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2463 = static_cast<unsigned int>(v1580.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2464 = v480 + v2463;
-    const unsigned int v2465 = static_cast<unsigned int>(v1580.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2465 = static_cast<unsigned int>(v1580.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2466 = v1570 + v2465;
-    const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2468 = v376 && v2467;
     const bool v2469 = v2466 < v80;
     const bool v2470 = v2468 && v2469;
@@ -3598,11 +3598,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2479] = v2476;
       }
     }
-    const unsigned int v2480 = static_cast<unsigned int>(v1580.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2480 = static_cast<unsigned int>(v1580.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2481 = v480 + v2480;
-    const unsigned int v2482 = static_cast<unsigned int>(v1580.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2482 = static_cast<unsigned int>(v1580.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2483 = v1570 + v2482;
-    const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2485 = v376 && v2484;
     const bool v2486 = v2483 < v80;
     const bool v2487 = v2485 && v2486;
@@ -3620,11 +3620,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2496] = v2493;
       }
     }
-    const unsigned int v2497 = static_cast<unsigned int>(v1580.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2497 = static_cast<unsigned int>(v1580.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2498 = v480 + v2497;
-    const unsigned int v2499 = static_cast<unsigned int>(v1580.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2499 = static_cast<unsigned int>(v1580.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2500 = v1570 + v2499;
-    const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2502 = v376 && v2501;
     const bool v2503 = v2500 < v80;
     const bool v2504 = v2502 && v2503;
@@ -3642,11 +3642,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2513] = v2510;
       }
     }
-    const unsigned int v2514 = static_cast<unsigned int>(v1580.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2514 = static_cast<unsigned int>(v1580.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2515 = v480 + v2514;
-    const unsigned int v2516 = static_cast<unsigned int>(v1580.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2516 = static_cast<unsigned int>(v1580.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2517 = v1570 + v2516;
-    const bool v2518 = v2515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2518 = v2515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2519 = v376 && v2518;
     const bool v2520 = v2517 < v80;
     const bool v2521 = v2519 && v2520;
@@ -3664,11 +3664,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2530] = v2527;
       }
     }
-    const unsigned int v2531 = static_cast<unsigned int>(v1580.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2531 = static_cast<unsigned int>(v1580.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2532 = v480 + v2531;
-    const unsigned int v2533 = static_cast<unsigned int>(v1580.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2533 = static_cast<unsigned int>(v1580.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2534 = v1570 + v2533;
-    const bool v2535 = v2532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2535 = v2532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2536 = v376 && v2535;
     const bool v2537 = v2534 < v80;
     const bool v2538 = v2536 && v2537;
@@ -3686,11 +3686,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2547] = v2544;
       }
     }
-    const unsigned int v2548 = static_cast<unsigned int>(v1580.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2548 = static_cast<unsigned int>(v1580.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2549 = v480 + v2548;
-    const unsigned int v2550 = static_cast<unsigned int>(v1580.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2550 = static_cast<unsigned int>(v1580.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2551 = v1570 + v2550;
-    const bool v2552 = v2549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2552 = v2549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2553 = v376 && v2552;
     const bool v2554 = v2551 < v80;
     const bool v2555 = v2553 && v2554;
@@ -3708,11 +3708,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2564] = v2561;
       }
     }
-    const unsigned int v2565 = static_cast<unsigned int>(v1580.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2565 = static_cast<unsigned int>(v1580.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2566 = v480 + v2565;
-    const unsigned int v2567 = static_cast<unsigned int>(v1580.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2567 = static_cast<unsigned int>(v1580.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2568 = v1570 + v2567;
-    const bool v2569 = v2566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2569 = v2566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2570 = v376 && v2569;
     const bool v2571 = v2568 < v80;
     const bool v2572 = v2570 && v2571;
@@ -3730,11 +3730,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2581] = v2578;
       }
     }
-    const unsigned int v2582 = static_cast<unsigned int>(v1580.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2582 = static_cast<unsigned int>(v1580.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2583 = v480 + v2582;
-    const unsigned int v2584 = static_cast<unsigned int>(v1580.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2584 = static_cast<unsigned int>(v1580.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2585 = v1570 + v2584;
-    const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2587 = v376 && v2586;
     const bool v2588 = v2585 < v80;
     const bool v2589 = v2587 && v2588;
@@ -3752,11 +3752,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2598] = v2595;
       }
     }
-    const unsigned int v2599 = static_cast<unsigned int>(v1580.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2599 = static_cast<unsigned int>(v1580.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2600 = v480 + v2599;
-    const unsigned int v2601 = static_cast<unsigned int>(v1580.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2601 = static_cast<unsigned int>(v1580.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2602 = v1570 + v2601;
-    const bool v2603 = v2600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2603 = v2600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2604 = v376 && v2603;
     const bool v2605 = v2602 < v80;
     const bool v2606 = v2604 && v2605;
@@ -3774,11 +3774,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2615] = v2612;
       }
     }
-    const unsigned int v2616 = static_cast<unsigned int>(v1580.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2616 = static_cast<unsigned int>(v1580.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2617 = v480 + v2616;
-    const unsigned int v2618 = static_cast<unsigned int>(v1580.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2618 = static_cast<unsigned int>(v1580.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2619 = v1570 + v2618;
-    const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2621 = v376 && v2620;
     const bool v2622 = v2619 < v80;
     const bool v2623 = v2621 && v2622;
@@ -3796,11 +3796,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2632] = v2629;
       }
     }
-    const unsigned int v2633 = static_cast<unsigned int>(v1580.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2633 = static_cast<unsigned int>(v1580.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2634 = v480 + v2633;
-    const unsigned int v2635 = static_cast<unsigned int>(v1580.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2635 = static_cast<unsigned int>(v1580.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2636 = v1570 + v2635;
-    const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2638 = v376 && v2637;
     const bool v2639 = v2636 < v80;
     const bool v2640 = v2638 && v2639;
@@ -3818,11 +3818,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2649] = v2646;
       }
     }
-    const unsigned int v2650 = static_cast<unsigned int>(v1580.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2650 = static_cast<unsigned int>(v1580.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2651 = v480 + v2650;
-    const unsigned int v2652 = static_cast<unsigned int>(v1580.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2652 = static_cast<unsigned int>(v1580.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2653 = v1570 + v2652;
-    const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2655 = v376 && v2654;
     const bool v2656 = v2653 < v80;
     const bool v2657 = v2655 && v2656;
@@ -3840,11 +3840,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2666] = v2663;
       }
     }
-    const unsigned int v2667 = static_cast<unsigned int>(v1580.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2667 = static_cast<unsigned int>(v1580.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2668 = v480 + v2667;
-    const unsigned int v2669 = static_cast<unsigned int>(v1580.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2669 = static_cast<unsigned int>(v1580.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2670 = v1570 + v2669;
-    const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2672 = v376 && v2671;
     const bool v2673 = v2670 < v80;
     const bool v2674 = v2672 && v2673;
@@ -3862,11 +3862,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2683] = v2680;
       }
     }
-    const unsigned int v2684 = static_cast<unsigned int>(v1580.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2684 = static_cast<unsigned int>(v1580.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2685 = v480 + v2684;
-    const unsigned int v2686 = static_cast<unsigned int>(v1580.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2686 = static_cast<unsigned int>(v1580.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2687 = v1570 + v2686;
-    const bool v2688 = v2685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2688 = v2685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2689 = v376 && v2688;
     const bool v2690 = v2687 < v80;
     const bool v2691 = v2689 && v2690;
@@ -3884,11 +3884,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2700] = v2697;
       }
     }
-    const unsigned int v2701 = static_cast<unsigned int>(v1580.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2701 = static_cast<unsigned int>(v1580.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2702 = v480 + v2701;
-    const unsigned int v2703 = static_cast<unsigned int>(v1580.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2703 = static_cast<unsigned int>(v1580.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2704 = v1570 + v2703;
-    const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2706 = v376 && v2705;
     const bool v2707 = v2704 < v80;
     const bool v2708 = v2706 && v2707;
@@ -3906,11 +3906,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2717] = v2714;
       }
     }
-    const unsigned int v2718 = static_cast<unsigned int>(v1580.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2718 = static_cast<unsigned int>(v1580.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2719 = v480 + v2718;
-    const unsigned int v2720 = static_cast<unsigned int>(v1580.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2720 = static_cast<unsigned int>(v1580.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2721 = v1570 + v2720;
-    const bool v2722 = v2719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2722 = v2719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2723 = v376 && v2722;
     const bool v2724 = v2721 < v80;
     const bool v2725 = v2723 && v2724;
@@ -3928,11 +3928,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2734] = v2731;
       }
     }
-    const unsigned int v2735 = static_cast<unsigned int>(v1580.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2735 = static_cast<unsigned int>(v1580.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2736 = v480 + v2735;
-    const unsigned int v2737 = static_cast<unsigned int>(v1580.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2737 = static_cast<unsigned int>(v1580.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2738 = v1570 + v2737;
-    const bool v2739 = v2736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2739 = v2736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2740 = v376 && v2739;
     const bool v2741 = v2738 < v80;
     const bool v2742 = v2740 && v2741;
@@ -3950,11 +3950,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2751] = v2748;
       }
     }
-    const unsigned int v2752 = static_cast<unsigned int>(v1580.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
+    const unsigned int v2752 = static_cast<unsigned int>(v1580.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:243
     const unsigned int v2753 = v480 + v2752;
-    const unsigned int v2754 = static_cast<unsigned int>(v1580.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2754 = static_cast<unsigned int>(v1580.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:244
     const unsigned int v2755 = v1570 + v2754;
-    const bool v2756 = v2753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2756 = v2753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2757 = v376 && v2756;
     const bool v2758 = v2755 < v80;
     const bool v2759 = v2757 && v2758;

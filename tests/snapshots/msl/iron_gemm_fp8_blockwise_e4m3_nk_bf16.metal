@@ -145,17 +145,17 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
   const uint v25 = v24 << 6u;
   const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v29 = v28 << 7u;
-  const uint v2745 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:177
+  const uint v2745 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:176
   const uint v2746 = v2745 >> 2u;
-  const bool v2749 = v2745 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:178
-  iron_frag<float, 16, 128> v2753;  // kernels/gemm/gemm_warpgroup.hpp:183
+  const bool v2749 = v2745 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:177
+  iron_frag<float, 16, 128> v2753;  // kernels/gemm/gemm_warpgroup.hpp:182
   iron_frag_fill(v2753, float(0.0f));
   iron_frag<float, 16, 128> v2755;  // /usr/include/c++/12/bits/stl_construct.h:119
   iron_frag_fill(v2755, float(0.0f));
   const uint v2759 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
   const uint v2760 = iron_tid.x;
 
-  for (uint v2758 = 0u; v2758 < v2; v2758 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+  for (uint v2758 = 0u; v2758 < v2; v2758 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
     for (uint v2762 = v2760; v2762 < 4096u; v2762 += v2759) {  // kernels/gemm/gemm_tiles.hpp:95
       const uint v2764 = v2762 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const uint v2766 = v2762 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -203,9 +203,9 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         shm4[v2811] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:215
-    if (v2749) {  // kernels/gemm/gemm_warpgroup.hpp:216
-      const uint v2819 = v2746 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
+    if (v2749) {  // kernels/gemm/gemm_warpgroup.hpp:215
+      const uint v2819 = v2746 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
       const uint v2820 = v2819 << 6u;
       const uint v4838 = v2745 & 3u;
       const uint v4840 = v4838 << 4u;
@@ -242,16 +242,16 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
       iron_frag_fill(v4880, half(half(0.0f)));
       iron_frag_load<true>(v4880, shm4, long(48u), long(64u));
       iron_frag_mma(v2755, v4878, v4880);
-      const uint v2825 = v2758 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:207
+      const uint v2825 = v2758 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:206
       const uint v2826 = v2825 & 127u;
       const bool v2827 = v2826 == 0u;
       const bool v2830 = v2825 >= v2;
       const bool v2831 = v2827 || v2830;
       if (v2831) {
         const uint v2833 = v2758 >> 7u;
-        const uint v2841 = v25 + v2819;  // kernels/gemm/gemm_warpgroup.hpp:192
+        const uint v2841 = v25 + v2819;  // kernels/gemm/gemm_warpgroup.hpp:191
         const uint v2842 = v2841 + v4840;
-        const uint v2844 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:194
+        const uint v2844 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v2845 = iron_frag_coord<128>(0u, iron_lane, false);
         const uint v2846 = v2842 + v2845;
         const uint v2847 = min(v2846, v2844);
@@ -263,13 +263,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v2854 = v2853 + v2833;
         const float v2855 = scale_a[v2854];
         const float v2856 = v2855 * v2852;
-        const float v2857 = v2755.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v2857 = v2755.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v2858 = v2857 * v2856;
         const float v2859 = v2753.m[0][0].thread_elements()[0];
         const float v2860 = v2859 + v2858;
         v2753.m[0][0].thread_elements()[0] = v2860;
-        v2755.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v2864 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v2864 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v2865 = v2842 + v2864;
         const uint v2866 = min(v2865, v2844);
         const float v2871 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -277,13 +277,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v2873 = v2872 + v2833;
         const float v2874 = scale_a[v2873];
         const float v2875 = v2874 * v2871;
-        const float v2876 = v2755.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v2876 = v2755.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v2877 = v2876 * v2875;
         const float v2878 = v2753.m[0][0].thread_elements()[1];
         const float v2879 = v2878 + v2877;
         v2753.m[0][0].thread_elements()[1] = v2879;
-        v2755.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v2883 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v2883 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v2884 = v2842 + v2883;
         const uint v2885 = min(v2884, v2844);
         const float v2890 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -291,13 +291,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v2892 = v2891 + v2833;
         const float v2893 = scale_a[v2892];
         const float v2894 = v2893 * v2890;
-        const float v2895 = v2755.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v2895 = v2755.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v2896 = v2895 * v2894;
         const float v2897 = v2753.m[0][1].thread_elements()[0];
         const float v2898 = v2897 + v2896;
         v2753.m[0][1].thread_elements()[0] = v2898;
-        v2755.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v2902 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v2902 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v2903 = v2842 + v2902;
         const uint v2904 = min(v2903, v2844);
         const float v2909 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -305,13 +305,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v2911 = v2910 + v2833;
         const float v2912 = scale_a[v2911];
         const float v2913 = v2912 * v2909;
-        const float v2914 = v2755.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v2914 = v2755.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v2915 = v2914 * v2913;
         const float v2916 = v2753.m[0][1].thread_elements()[1];
         const float v2917 = v2916 + v2915;
         v2753.m[0][1].thread_elements()[1] = v2917;
-        v2755.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v2921 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v2921 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v2922 = v2842 + v2921;
         const uint v2923 = min(v2922, v2844);
         const float v2928 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -319,13 +319,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v2930 = v2929 + v2833;
         const float v2931 = scale_a[v2930];
         const float v2932 = v2931 * v2928;
-        const float v2933 = v2755.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v2933 = v2755.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v2934 = v2933 * v2932;
         const float v2935 = v2753.m[0][2].thread_elements()[0];
         const float v2936 = v2935 + v2934;
         v2753.m[0][2].thread_elements()[0] = v2936;
-        v2755.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v2940 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v2940 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v2941 = v2842 + v2940;
         const uint v2942 = min(v2941, v2844);
         const float v2947 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -333,13 +333,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v2949 = v2948 + v2833;
         const float v2950 = scale_a[v2949];
         const float v2951 = v2950 * v2947;
-        const float v2952 = v2755.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v2952 = v2755.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v2953 = v2952 * v2951;
         const float v2954 = v2753.m[0][2].thread_elements()[1];
         const float v2955 = v2954 + v2953;
         v2753.m[0][2].thread_elements()[1] = v2955;
-        v2755.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v2959 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v2959 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v2960 = v2842 + v2959;
         const uint v2961 = min(v2960, v2844);
         const float v2966 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -347,13 +347,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v2968 = v2967 + v2833;
         const float v2969 = scale_a[v2968];
         const float v2970 = v2969 * v2966;
-        const float v2971 = v2755.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v2971 = v2755.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v2972 = v2971 * v2970;
         const float v2973 = v2753.m[0][3].thread_elements()[0];
         const float v2974 = v2973 + v2972;
         v2753.m[0][3].thread_elements()[0] = v2974;
-        v2755.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v2978 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v2978 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v2979 = v2842 + v2978;
         const uint v2980 = min(v2979, v2844);
         const float v2985 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -361,13 +361,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v2987 = v2986 + v2833;
         const float v2988 = scale_a[v2987];
         const float v2989 = v2988 * v2985;
-        const float v2990 = v2755.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v2990 = v2755.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v2991 = v2990 * v2989;
         const float v2992 = v2753.m[0][3].thread_elements()[1];
         const float v2993 = v2992 + v2991;
         v2753.m[0][3].thread_elements()[1] = v2993;
-        v2755.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v2997 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v2997 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v2998 = v2842 + v2997;
         const uint v2999 = min(v2998, v2844);
         const float v3004 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -375,13 +375,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3006 = v3005 + v2833;
         const float v3007 = scale_a[v3006];
         const float v3008 = v3007 * v3004;
-        const float v3009 = v2755.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3009 = v2755.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3010 = v3009 * v3008;
         const float v3011 = v2753.m[0][4].thread_elements()[0];
         const float v3012 = v3011 + v3010;
         v2753.m[0][4].thread_elements()[0] = v3012;
-        v2755.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3016 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3016 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3017 = v2842 + v3016;
         const uint v3018 = min(v3017, v2844);
         const float v3023 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -389,13 +389,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3025 = v3024 + v2833;
         const float v3026 = scale_a[v3025];
         const float v3027 = v3026 * v3023;
-        const float v3028 = v2755.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3028 = v2755.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3029 = v3028 * v3027;
         const float v3030 = v2753.m[0][4].thread_elements()[1];
         const float v3031 = v3030 + v3029;
         v2753.m[0][4].thread_elements()[1] = v3031;
-        v2755.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3035 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3035 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3036 = v2842 + v3035;
         const uint v3037 = min(v3036, v2844);
         const float v3042 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -403,13 +403,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3044 = v3043 + v2833;
         const float v3045 = scale_a[v3044];
         const float v3046 = v3045 * v3042;
-        const float v3047 = v2755.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3047 = v2755.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3048 = v3047 * v3046;
         const float v3049 = v2753.m[0][5].thread_elements()[0];
         const float v3050 = v3049 + v3048;
         v2753.m[0][5].thread_elements()[0] = v3050;
-        v2755.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3054 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3054 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3055 = v2842 + v3054;
         const uint v3056 = min(v3055, v2844);
         const float v3061 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -417,13 +417,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3063 = v3062 + v2833;
         const float v3064 = scale_a[v3063];
         const float v3065 = v3064 * v3061;
-        const float v3066 = v2755.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3066 = v2755.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3067 = v3066 * v3065;
         const float v3068 = v2753.m[0][5].thread_elements()[1];
         const float v3069 = v3068 + v3067;
         v2753.m[0][5].thread_elements()[1] = v3069;
-        v2755.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3073 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3073 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3074 = v2842 + v3073;
         const uint v3075 = min(v3074, v2844);
         const float v3080 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -431,13 +431,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3082 = v3081 + v2833;
         const float v3083 = scale_a[v3082];
         const float v3084 = v3083 * v3080;
-        const float v3085 = v2755.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3085 = v2755.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3086 = v3085 * v3084;
         const float v3087 = v2753.m[0][6].thread_elements()[0];
         const float v3088 = v3087 + v3086;
         v2753.m[0][6].thread_elements()[0] = v3088;
-        v2755.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3092 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3092 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3093 = v2842 + v3092;
         const uint v3094 = min(v3093, v2844);
         const float v3099 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -445,13 +445,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3101 = v3100 + v2833;
         const float v3102 = scale_a[v3101];
         const float v3103 = v3102 * v3099;
-        const float v3104 = v2755.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3104 = v2755.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3105 = v3104 * v3103;
         const float v3106 = v2753.m[0][6].thread_elements()[1];
         const float v3107 = v3106 + v3105;
         v2753.m[0][6].thread_elements()[1] = v3107;
-        v2755.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3111 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3111 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3112 = v2842 + v3111;
         const uint v3113 = min(v3112, v2844);
         const float v3118 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -459,13 +459,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3120 = v3119 + v2833;
         const float v3121 = scale_a[v3120];
         const float v3122 = v3121 * v3118;
-        const float v3123 = v2755.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3123 = v2755.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3124 = v3123 * v3122;
         const float v3125 = v2753.m[0][7].thread_elements()[0];
         const float v3126 = v3125 + v3124;
         v2753.m[0][7].thread_elements()[0] = v3126;
-        v2755.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3130 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3130 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3131 = v2842 + v3130;
         const uint v3132 = min(v3131, v2844);
         const float v3137 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -473,13 +473,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3139 = v3138 + v2833;
         const float v3140 = scale_a[v3139];
         const float v3141 = v3140 * v3137;
-        const float v3142 = v2755.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3142 = v2755.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3143 = v3142 * v3141;
         const float v3144 = v2753.m[0][7].thread_elements()[1];
         const float v3145 = v3144 + v3143;
         v2753.m[0][7].thread_elements()[1] = v3145;
-        v2755.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3149 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3149 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3150 = v2842 + v3149;
         const uint v3151 = min(v3150, v2844);
         const float v3156 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -487,13 +487,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3158 = v3157 + v2833;
         const float v3159 = scale_a[v3158];
         const float v3160 = v3159 * v3156;
-        const float v3161 = v2755.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3161 = v2755.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3162 = v3161 * v3160;
         const float v3163 = v2753.m[0][8].thread_elements()[0];
         const float v3164 = v3163 + v3162;
         v2753.m[0][8].thread_elements()[0] = v3164;
-        v2755.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3168 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3168 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3169 = v2842 + v3168;
         const uint v3170 = min(v3169, v2844);
         const float v3175 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -501,13 +501,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3177 = v3176 + v2833;
         const float v3178 = scale_a[v3177];
         const float v3179 = v3178 * v3175;
-        const float v3180 = v2755.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3180 = v2755.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3181 = v3180 * v3179;
         const float v3182 = v2753.m[0][8].thread_elements()[1];
         const float v3183 = v3182 + v3181;
         v2753.m[0][8].thread_elements()[1] = v3183;
-        v2755.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3187 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3187 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3188 = v2842 + v3187;
         const uint v3189 = min(v3188, v2844);
         const float v3194 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -515,13 +515,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3196 = v3195 + v2833;
         const float v3197 = scale_a[v3196];
         const float v3198 = v3197 * v3194;
-        const float v3199 = v2755.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3199 = v2755.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3200 = v3199 * v3198;
         const float v3201 = v2753.m[0][9].thread_elements()[0];
         const float v3202 = v3201 + v3200;
         v2753.m[0][9].thread_elements()[0] = v3202;
-        v2755.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3206 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3206 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3207 = v2842 + v3206;
         const uint v3208 = min(v3207, v2844);
         const float v3213 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -529,13 +529,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3215 = v3214 + v2833;
         const float v3216 = scale_a[v3215];
         const float v3217 = v3216 * v3213;
-        const float v3218 = v2755.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3218 = v2755.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3219 = v3218 * v3217;
         const float v3220 = v2753.m[0][9].thread_elements()[1];
         const float v3221 = v3220 + v3219;
         v2753.m[0][9].thread_elements()[1] = v3221;
-        v2755.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3225 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3225 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3226 = v2842 + v3225;
         const uint v3227 = min(v3226, v2844);
         const float v3232 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -543,13 +543,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3234 = v3233 + v2833;
         const float v3235 = scale_a[v3234];
         const float v3236 = v3235 * v3232;
-        const float v3237 = v2755.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3237 = v2755.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3238 = v3237 * v3236;
         const float v3239 = v2753.m[0][10].thread_elements()[0];
         const float v3240 = v3239 + v3238;
         v2753.m[0][10].thread_elements()[0] = v3240;
-        v2755.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3244 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3244 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3245 = v2842 + v3244;
         const uint v3246 = min(v3245, v2844);
         const float v3251 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -557,13 +557,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3253 = v3252 + v2833;
         const float v3254 = scale_a[v3253];
         const float v3255 = v3254 * v3251;
-        const float v3256 = v2755.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3256 = v2755.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3257 = v3256 * v3255;
         const float v3258 = v2753.m[0][10].thread_elements()[1];
         const float v3259 = v3258 + v3257;
         v2753.m[0][10].thread_elements()[1] = v3259;
-        v2755.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3263 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3263 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3264 = v2842 + v3263;
         const uint v3265 = min(v3264, v2844);
         const float v3270 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -571,13 +571,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3272 = v3271 + v2833;
         const float v3273 = scale_a[v3272];
         const float v3274 = v3273 * v3270;
-        const float v3275 = v2755.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3275 = v2755.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3276 = v3275 * v3274;
         const float v3277 = v2753.m[0][11].thread_elements()[0];
         const float v3278 = v3277 + v3276;
         v2753.m[0][11].thread_elements()[0] = v3278;
-        v2755.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3282 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3282 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3283 = v2842 + v3282;
         const uint v3284 = min(v3283, v2844);
         const float v3289 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -585,13 +585,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3291 = v3290 + v2833;
         const float v3292 = scale_a[v3291];
         const float v3293 = v3292 * v3289;
-        const float v3294 = v2755.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3294 = v2755.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3295 = v3294 * v3293;
         const float v3296 = v2753.m[0][11].thread_elements()[1];
         const float v3297 = v3296 + v3295;
         v2753.m[0][11].thread_elements()[1] = v3297;
-        v2755.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3301 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3301 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3302 = v2842 + v3301;
         const uint v3303 = min(v3302, v2844);
         const float v3308 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -599,13 +599,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3310 = v3309 + v2833;
         const float v3311 = scale_a[v3310];
         const float v3312 = v3311 * v3308;
-        const float v3313 = v2755.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3313 = v2755.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3314 = v3313 * v3312;
         const float v3315 = v2753.m[0][12].thread_elements()[0];
         const float v3316 = v3315 + v3314;
         v2753.m[0][12].thread_elements()[0] = v3316;
-        v2755.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3320 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3320 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3321 = v2842 + v3320;
         const uint v3322 = min(v3321, v2844);
         const float v3327 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -613,13 +613,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3329 = v3328 + v2833;
         const float v3330 = scale_a[v3329];
         const float v3331 = v3330 * v3327;
-        const float v3332 = v2755.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3332 = v2755.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3333 = v3332 * v3331;
         const float v3334 = v2753.m[0][12].thread_elements()[1];
         const float v3335 = v3334 + v3333;
         v2753.m[0][12].thread_elements()[1] = v3335;
-        v2755.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3339 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3339 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3340 = v2842 + v3339;
         const uint v3341 = min(v3340, v2844);
         const float v3346 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -627,13 +627,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3348 = v3347 + v2833;
         const float v3349 = scale_a[v3348];
         const float v3350 = v3349 * v3346;
-        const float v3351 = v2755.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3351 = v2755.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3352 = v3351 * v3350;
         const float v3353 = v2753.m[0][13].thread_elements()[0];
         const float v3354 = v3353 + v3352;
         v2753.m[0][13].thread_elements()[0] = v3354;
-        v2755.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3358 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3358 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3359 = v2842 + v3358;
         const uint v3360 = min(v3359, v2844);
         const float v3365 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -641,13 +641,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3367 = v3366 + v2833;
         const float v3368 = scale_a[v3367];
         const float v3369 = v3368 * v3365;
-        const float v3370 = v2755.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3370 = v2755.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3371 = v3370 * v3369;
         const float v3372 = v2753.m[0][13].thread_elements()[1];
         const float v3373 = v3372 + v3371;
         v2753.m[0][13].thread_elements()[1] = v3373;
-        v2755.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3377 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3377 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3378 = v2842 + v3377;
         const uint v3379 = min(v3378, v2844);
         const float v3384 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -655,13 +655,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3386 = v3385 + v2833;
         const float v3387 = scale_a[v3386];
         const float v3388 = v3387 * v3384;
-        const float v3389 = v2755.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3389 = v2755.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3390 = v3389 * v3388;
         const float v3391 = v2753.m[0][14].thread_elements()[0];
         const float v3392 = v3391 + v3390;
         v2753.m[0][14].thread_elements()[0] = v3392;
-        v2755.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3396 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3396 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3397 = v2842 + v3396;
         const uint v3398 = min(v3397, v2844);
         const float v3403 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -669,13 +669,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3405 = v3404 + v2833;
         const float v3406 = scale_a[v3405];
         const float v3407 = v3406 * v3403;
-        const float v3408 = v2755.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3408 = v2755.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3409 = v3408 * v3407;
         const float v3410 = v2753.m[0][14].thread_elements()[1];
         const float v3411 = v3410 + v3409;
         v2753.m[0][14].thread_elements()[1] = v3411;
-        v2755.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3415 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3415 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3416 = v2842 + v3415;
         const uint v3417 = min(v3416, v2844);
         const float v3422 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -683,13 +683,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3424 = v3423 + v2833;
         const float v3425 = scale_a[v3424];
         const float v3426 = v3425 * v3422;
-        const float v3427 = v2755.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3427 = v2755.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3428 = v3427 * v3426;
         const float v3429 = v2753.m[0][15].thread_elements()[0];
         const float v3430 = v3429 + v3428;
         v2753.m[0][15].thread_elements()[0] = v3430;
-        v2755.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3434 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3434 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3435 = v2842 + v3434;
         const uint v3436 = min(v3435, v2844);
         const float v3441 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -697,13 +697,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3443 = v3442 + v2833;
         const float v3444 = scale_a[v3443];
         const float v3445 = v3444 * v3441;
-        const float v3446 = v2755.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3446 = v2755.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3447 = v3446 * v3445;
         const float v3448 = v2753.m[0][15].thread_elements()[1];
         const float v3449 = v3448 + v3447;
         v2753.m[0][15].thread_elements()[1] = v3449;
-        v2755.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3453 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3453 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3454 = v2842 + v3453;
         const uint v3455 = min(v3454, v2844);
         const float v3460 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -711,13 +711,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3462 = v3461 + v2833;
         const float v3463 = scale_a[v3462];
         const float v3464 = v3463 * v3460;
-        const float v3465 = v2755.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3465 = v2755.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3466 = v3465 * v3464;
         const float v3467 = v2753.m[1][0].thread_elements()[0];
         const float v3468 = v3467 + v3466;
         v2753.m[1][0].thread_elements()[0] = v3468;
-        v2755.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3472 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3472 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3473 = v2842 + v3472;
         const uint v3474 = min(v3473, v2844);
         const float v3479 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -725,13 +725,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3481 = v3480 + v2833;
         const float v3482 = scale_a[v3481];
         const float v3483 = v3482 * v3479;
-        const float v3484 = v2755.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3484 = v2755.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3485 = v3484 * v3483;
         const float v3486 = v2753.m[1][0].thread_elements()[1];
         const float v3487 = v3486 + v3485;
         v2753.m[1][0].thread_elements()[1] = v3487;
-        v2755.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3491 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3491 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3492 = v2842 + v3491;
         const uint v3493 = min(v3492, v2844);
         const float v3498 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -739,13 +739,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3500 = v3499 + v2833;
         const float v3501 = scale_a[v3500];
         const float v3502 = v3501 * v3498;
-        const float v3503 = v2755.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3503 = v2755.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3504 = v3503 * v3502;
         const float v3505 = v2753.m[1][1].thread_elements()[0];
         const float v3506 = v3505 + v3504;
         v2753.m[1][1].thread_elements()[0] = v3506;
-        v2755.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3510 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3510 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3511 = v2842 + v3510;
         const uint v3512 = min(v3511, v2844);
         const float v3517 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -753,13 +753,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3519 = v3518 + v2833;
         const float v3520 = scale_a[v3519];
         const float v3521 = v3520 * v3517;
-        const float v3522 = v2755.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3522 = v2755.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3523 = v3522 * v3521;
         const float v3524 = v2753.m[1][1].thread_elements()[1];
         const float v3525 = v3524 + v3523;
         v2753.m[1][1].thread_elements()[1] = v3525;
-        v2755.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3529 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3529 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3530 = v2842 + v3529;
         const uint v3531 = min(v3530, v2844);
         const float v3536 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -767,13 +767,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3538 = v3537 + v2833;
         const float v3539 = scale_a[v3538];
         const float v3540 = v3539 * v3536;
-        const float v3541 = v2755.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3541 = v2755.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3542 = v3541 * v3540;
         const float v3543 = v2753.m[1][2].thread_elements()[0];
         const float v3544 = v3543 + v3542;
         v2753.m[1][2].thread_elements()[0] = v3544;
-        v2755.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3548 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3548 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3549 = v2842 + v3548;
         const uint v3550 = min(v3549, v2844);
         const float v3555 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -781,13 +781,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3557 = v3556 + v2833;
         const float v3558 = scale_a[v3557];
         const float v3559 = v3558 * v3555;
-        const float v3560 = v2755.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3560 = v2755.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3561 = v3560 * v3559;
         const float v3562 = v2753.m[1][2].thread_elements()[1];
         const float v3563 = v3562 + v3561;
         v2753.m[1][2].thread_elements()[1] = v3563;
-        v2755.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3567 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3567 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3568 = v2842 + v3567;
         const uint v3569 = min(v3568, v2844);
         const float v3574 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -795,13 +795,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3576 = v3575 + v2833;
         const float v3577 = scale_a[v3576];
         const float v3578 = v3577 * v3574;
-        const float v3579 = v2755.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3579 = v2755.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3580 = v3579 * v3578;
         const float v3581 = v2753.m[1][3].thread_elements()[0];
         const float v3582 = v3581 + v3580;
         v2753.m[1][3].thread_elements()[0] = v3582;
-        v2755.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3586 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3586 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3587 = v2842 + v3586;
         const uint v3588 = min(v3587, v2844);
         const float v3593 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -809,13 +809,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3595 = v3594 + v2833;
         const float v3596 = scale_a[v3595];
         const float v3597 = v3596 * v3593;
-        const float v3598 = v2755.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3598 = v2755.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3599 = v3598 * v3597;
         const float v3600 = v2753.m[1][3].thread_elements()[1];
         const float v3601 = v3600 + v3599;
         v2753.m[1][3].thread_elements()[1] = v3601;
-        v2755.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3605 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3605 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3606 = v2842 + v3605;
         const uint v3607 = min(v3606, v2844);
         const float v3612 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -823,13 +823,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3614 = v3613 + v2833;
         const float v3615 = scale_a[v3614];
         const float v3616 = v3615 * v3612;
-        const float v3617 = v2755.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3617 = v2755.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3618 = v3617 * v3616;
         const float v3619 = v2753.m[1][4].thread_elements()[0];
         const float v3620 = v3619 + v3618;
         v2753.m[1][4].thread_elements()[0] = v3620;
-        v2755.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3624 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3624 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3625 = v2842 + v3624;
         const uint v3626 = min(v3625, v2844);
         const float v3631 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -837,13 +837,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3633 = v3632 + v2833;
         const float v3634 = scale_a[v3633];
         const float v3635 = v3634 * v3631;
-        const float v3636 = v2755.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3636 = v2755.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3637 = v3636 * v3635;
         const float v3638 = v2753.m[1][4].thread_elements()[1];
         const float v3639 = v3638 + v3637;
         v2753.m[1][4].thread_elements()[1] = v3639;
-        v2755.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3643 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3643 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3644 = v2842 + v3643;
         const uint v3645 = min(v3644, v2844);
         const float v3650 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -851,13 +851,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3652 = v3651 + v2833;
         const float v3653 = scale_a[v3652];
         const float v3654 = v3653 * v3650;
-        const float v3655 = v2755.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3655 = v2755.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3656 = v3655 * v3654;
         const float v3657 = v2753.m[1][5].thread_elements()[0];
         const float v3658 = v3657 + v3656;
         v2753.m[1][5].thread_elements()[0] = v3658;
-        v2755.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3662 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3662 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3663 = v2842 + v3662;
         const uint v3664 = min(v3663, v2844);
         const float v3669 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -865,13 +865,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3671 = v3670 + v2833;
         const float v3672 = scale_a[v3671];
         const float v3673 = v3672 * v3669;
-        const float v3674 = v2755.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3674 = v2755.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3675 = v3674 * v3673;
         const float v3676 = v2753.m[1][5].thread_elements()[1];
         const float v3677 = v3676 + v3675;
         v2753.m[1][5].thread_elements()[1] = v3677;
-        v2755.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3681 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3681 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3682 = v2842 + v3681;
         const uint v3683 = min(v3682, v2844);
         const float v3688 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -879,13 +879,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3690 = v3689 + v2833;
         const float v3691 = scale_a[v3690];
         const float v3692 = v3691 * v3688;
-        const float v3693 = v2755.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3693 = v2755.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3694 = v3693 * v3692;
         const float v3695 = v2753.m[1][6].thread_elements()[0];
         const float v3696 = v3695 + v3694;
         v2753.m[1][6].thread_elements()[0] = v3696;
-        v2755.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3700 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3700 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3701 = v2842 + v3700;
         const uint v3702 = min(v3701, v2844);
         const float v3707 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -893,13 +893,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3709 = v3708 + v2833;
         const float v3710 = scale_a[v3709];
         const float v3711 = v3710 * v3707;
-        const float v3712 = v2755.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3712 = v2755.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3713 = v3712 * v3711;
         const float v3714 = v2753.m[1][6].thread_elements()[1];
         const float v3715 = v3714 + v3713;
         v2753.m[1][6].thread_elements()[1] = v3715;
-        v2755.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3719 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3719 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3720 = v2842 + v3719;
         const uint v3721 = min(v3720, v2844);
         const float v3726 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -907,13 +907,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3728 = v3727 + v2833;
         const float v3729 = scale_a[v3728];
         const float v3730 = v3729 * v3726;
-        const float v3731 = v2755.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3731 = v2755.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3732 = v3731 * v3730;
         const float v3733 = v2753.m[1][7].thread_elements()[0];
         const float v3734 = v3733 + v3732;
         v2753.m[1][7].thread_elements()[0] = v3734;
-        v2755.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3738 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3738 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3739 = v2842 + v3738;
         const uint v3740 = min(v3739, v2844);
         const float v3745 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -921,13 +921,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3747 = v3746 + v2833;
         const float v3748 = scale_a[v3747];
         const float v3749 = v3748 * v3745;
-        const float v3750 = v2755.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3750 = v2755.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3751 = v3750 * v3749;
         const float v3752 = v2753.m[1][7].thread_elements()[1];
         const float v3753 = v3752 + v3751;
         v2753.m[1][7].thread_elements()[1] = v3753;
-        v2755.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3757 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3757 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3758 = v2842 + v3757;
         const uint v3759 = min(v3758, v2844);
         const float v3764 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -935,13 +935,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3766 = v3765 + v2833;
         const float v3767 = scale_a[v3766];
         const float v3768 = v3767 * v3764;
-        const float v3769 = v2755.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3769 = v2755.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3770 = v3769 * v3768;
         const float v3771 = v2753.m[1][8].thread_elements()[0];
         const float v3772 = v3771 + v3770;
         v2753.m[1][8].thread_elements()[0] = v3772;
-        v2755.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3776 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3776 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3777 = v2842 + v3776;
         const uint v3778 = min(v3777, v2844);
         const float v3783 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -949,13 +949,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3785 = v3784 + v2833;
         const float v3786 = scale_a[v3785];
         const float v3787 = v3786 * v3783;
-        const float v3788 = v2755.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3788 = v2755.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3789 = v3788 * v3787;
         const float v3790 = v2753.m[1][8].thread_elements()[1];
         const float v3791 = v3790 + v3789;
         v2753.m[1][8].thread_elements()[1] = v3791;
-        v2755.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3795 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3795 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3796 = v2842 + v3795;
         const uint v3797 = min(v3796, v2844);
         const float v3802 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -963,13 +963,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3804 = v3803 + v2833;
         const float v3805 = scale_a[v3804];
         const float v3806 = v3805 * v3802;
-        const float v3807 = v2755.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3807 = v2755.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3808 = v3807 * v3806;
         const float v3809 = v2753.m[1][9].thread_elements()[0];
         const float v3810 = v3809 + v3808;
         v2753.m[1][9].thread_elements()[0] = v3810;
-        v2755.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3814 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3814 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3815 = v2842 + v3814;
         const uint v3816 = min(v3815, v2844);
         const float v3821 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -977,13 +977,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3823 = v3822 + v2833;
         const float v3824 = scale_a[v3823];
         const float v3825 = v3824 * v3821;
-        const float v3826 = v2755.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3826 = v2755.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3827 = v3826 * v3825;
         const float v3828 = v2753.m[1][9].thread_elements()[1];
         const float v3829 = v3828 + v3827;
         v2753.m[1][9].thread_elements()[1] = v3829;
-        v2755.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3833 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3833 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3834 = v2842 + v3833;
         const uint v3835 = min(v3834, v2844);
         const float v3840 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -991,13 +991,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3842 = v3841 + v2833;
         const float v3843 = scale_a[v3842];
         const float v3844 = v3843 * v3840;
-        const float v3845 = v2755.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3845 = v2755.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3846 = v3845 * v3844;
         const float v3847 = v2753.m[1][10].thread_elements()[0];
         const float v3848 = v3847 + v3846;
         v2753.m[1][10].thread_elements()[0] = v3848;
-        v2755.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3852 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3852 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3853 = v2842 + v3852;
         const uint v3854 = min(v3853, v2844);
         const float v3859 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -1005,13 +1005,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3861 = v3860 + v2833;
         const float v3862 = scale_a[v3861];
         const float v3863 = v3862 * v3859;
-        const float v3864 = v2755.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3864 = v2755.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3865 = v3864 * v3863;
         const float v3866 = v2753.m[1][10].thread_elements()[1];
         const float v3867 = v3866 + v3865;
         v2753.m[1][10].thread_elements()[1] = v3867;
-        v2755.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3871 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3871 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3872 = v2842 + v3871;
         const uint v3873 = min(v3872, v2844);
         const float v3878 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -1019,13 +1019,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3880 = v3879 + v2833;
         const float v3881 = scale_a[v3880];
         const float v3882 = v3881 * v3878;
-        const float v3883 = v2755.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3883 = v2755.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3884 = v3883 * v3882;
         const float v3885 = v2753.m[1][11].thread_elements()[0];
         const float v3886 = v3885 + v3884;
         v2753.m[1][11].thread_elements()[0] = v3886;
-        v2755.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3890 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3890 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3891 = v2842 + v3890;
         const uint v3892 = min(v3891, v2844);
         const float v3897 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -1033,13 +1033,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3899 = v3898 + v2833;
         const float v3900 = scale_a[v3899];
         const float v3901 = v3900 * v3897;
-        const float v3902 = v2755.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3902 = v2755.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3903 = v3902 * v3901;
         const float v3904 = v2753.m[1][11].thread_elements()[1];
         const float v3905 = v3904 + v3903;
         v2753.m[1][11].thread_elements()[1] = v3905;
-        v2755.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3909 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3909 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3910 = v2842 + v3909;
         const uint v3911 = min(v3910, v2844);
         const float v3916 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -1047,13 +1047,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3918 = v3917 + v2833;
         const float v3919 = scale_a[v3918];
         const float v3920 = v3919 * v3916;
-        const float v3921 = v2755.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3921 = v2755.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3922 = v3921 * v3920;
         const float v3923 = v2753.m[1][12].thread_elements()[0];
         const float v3924 = v3923 + v3922;
         v2753.m[1][12].thread_elements()[0] = v3924;
-        v2755.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3928 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3928 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3929 = v2842 + v3928;
         const uint v3930 = min(v3929, v2844);
         const float v3935 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -1061,13 +1061,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3937 = v3936 + v2833;
         const float v3938 = scale_a[v3937];
         const float v3939 = v3938 * v3935;
-        const float v3940 = v2755.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3940 = v2755.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3941 = v3940 * v3939;
         const float v3942 = v2753.m[1][12].thread_elements()[1];
         const float v3943 = v3942 + v3941;
         v2753.m[1][12].thread_elements()[1] = v3943;
-        v2755.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3947 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3947 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3948 = v2842 + v3947;
         const uint v3949 = min(v3948, v2844);
         const float v3954 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -1075,13 +1075,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3956 = v3955 + v2833;
         const float v3957 = scale_a[v3956];
         const float v3958 = v3957 * v3954;
-        const float v3959 = v2755.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3959 = v2755.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3960 = v3959 * v3958;
         const float v3961 = v2753.m[1][13].thread_elements()[0];
         const float v3962 = v3961 + v3960;
         v2753.m[1][13].thread_elements()[0] = v3962;
-        v2755.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3966 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3966 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3967 = v2842 + v3966;
         const uint v3968 = min(v3967, v2844);
         const float v3973 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -1089,13 +1089,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3975 = v3974 + v2833;
         const float v3976 = scale_a[v3975];
         const float v3977 = v3976 * v3973;
-        const float v3978 = v2755.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3978 = v2755.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3979 = v3978 * v3977;
         const float v3980 = v2753.m[1][13].thread_elements()[1];
         const float v3981 = v3980 + v3979;
         v2753.m[1][13].thread_elements()[1] = v3981;
-        v2755.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v3985 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v3985 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v3986 = v2842 + v3985;
         const uint v3987 = min(v3986, v2844);
         const float v3992 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -1103,13 +1103,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v3994 = v3993 + v2833;
         const float v3995 = scale_a[v3994];
         const float v3996 = v3995 * v3992;
-        const float v3997 = v2755.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v3997 = v2755.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v3998 = v3997 * v3996;
         const float v3999 = v2753.m[1][14].thread_elements()[0];
         const float v4000 = v3999 + v3998;
         v2753.m[1][14].thread_elements()[0] = v4000;
-        v2755.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v4004 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v4004 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v4005 = v2842 + v4004;
         const uint v4006 = min(v4005, v2844);
         const float v4011 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -1117,13 +1117,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v4013 = v4012 + v2833;
         const float v4014 = scale_a[v4013];
         const float v4015 = v4014 * v4011;
-        const float v4016 = v2755.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v4016 = v2755.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v4017 = v4016 * v4015;
         const float v4018 = v2753.m[1][14].thread_elements()[1];
         const float v4019 = v4018 + v4017;
         v2753.m[1][14].thread_elements()[1] = v4019;
-        v2755.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v4023 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v4023 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v4024 = v2842 + v4023;
         const uint v4025 = min(v4024, v2844);
         const float v4030 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -1131,13 +1131,13 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v4032 = v4031 + v2833;
         const float v4033 = scale_a[v4032];
         const float v4034 = v4033 * v4030;
-        const float v4035 = v2755.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v4035 = v2755.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v4036 = v4035 * v4034;
         const float v4037 = v2753.m[1][15].thread_elements()[0];
         const float v4038 = v4037 + v4036;
         v2753.m[1][15].thread_elements()[0] = v4038;
-        v2755.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const uint v4042 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+        v2755.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v4042 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
         const uint v4043 = v2842 + v4042;
         const uint v4044 = min(v4043, v2844);
         const float v4049 = scale_b[v2851];  // kernels/gemm/gemm_fp8.cpp:99
@@ -1145,26 +1145,26 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
         const uint v4051 = v4050 + v2833;
         const float v4052 = scale_a[v4051];
         const float v4053 = v4052 * v4049;
-        const float v4054 = v2755.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+        const float v4054 = v2755.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
         const float v4055 = v4054 * v4053;
         const float v4056 = v2753.m[1][15].thread_elements()[1];
         const float v4057 = v4056 + v4055;
         v2753.m[1][15].thread_elements()[1] = v4057;
-        v2755.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
+        v2755.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:217
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
   }
-  const uint v4062 = v2745 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:242
+  const uint v4062 = v2745 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
   const uint v4063 = v4062 << 4u;
   const uint v4065 = v2746 << 6u;
   const uint v4066 = v25 + v4065;
   const uint v4067 = v4066 + v4063;
-  const uint v4068 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4068 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4069 = v4067 + v4068;
-  const uint v4070 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4070 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4071 = v29 + v4070;
-  const bool v4072 = v4069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4072 = v4069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4073 = v2749 && v4072;
   const bool v4074 = v4071 < v1;
   const bool v4075 = v4073 && v4074;
@@ -1175,11 +1175,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4079 = v4078 + v4071;
     out[v4079] = v4077;
   }
-  const uint v4080 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4080 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4081 = v4067 + v4080;
-  const uint v4082 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4082 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4083 = v29 + v4082;
-  const bool v4084 = v4081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4084 = v4081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4085 = v2749 && v4084;
   const bool v4086 = v4083 < v1;
   const bool v4087 = v4085 && v4086;
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4091 = v4090 + v4083;
     out[v4091] = v4089;
   }
-  const uint v4092 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4092 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4093 = v4067 + v4092;
-  const uint v4094 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4094 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4095 = v29 + v4094;
-  const bool v4096 = v4093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4096 = v4093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4097 = v2749 && v4096;
   const bool v4098 = v4095 < v1;
   const bool v4099 = v4097 && v4098;
@@ -1205,11 +1205,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4103 = v4102 + v4095;
     out[v4103] = v4101;
   }
-  const uint v4104 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4104 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4105 = v4067 + v4104;
-  const uint v4106 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4106 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4107 = v29 + v4106;
-  const bool v4108 = v4105 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4108 = v4105 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4109 = v2749 && v4108;
   const bool v4110 = v4107 < v1;
   const bool v4111 = v4109 && v4110;
@@ -1220,11 +1220,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4115 = v4114 + v4107;
     out[v4115] = v4113;
   }
-  const uint v4116 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4116 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4117 = v4067 + v4116;
-  const uint v4118 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4118 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4119 = v29 + v4118;
-  const bool v4120 = v4117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4120 = v4117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4121 = v2749 && v4120;
   const bool v4122 = v4119 < v1;
   const bool v4123 = v4121 && v4122;
@@ -1235,11 +1235,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4127 = v4126 + v4119;
     out[v4127] = v4125;
   }
-  const uint v4128 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4128 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4129 = v4067 + v4128;
-  const uint v4130 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4130 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4131 = v29 + v4130;
-  const bool v4132 = v4129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4132 = v4129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4133 = v2749 && v4132;
   const bool v4134 = v4131 < v1;
   const bool v4135 = v4133 && v4134;
@@ -1250,11 +1250,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4139 = v4138 + v4131;
     out[v4139] = v4137;
   }
-  const uint v4140 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4140 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4141 = v4067 + v4140;
-  const uint v4142 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4142 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4143 = v29 + v4142;
-  const bool v4144 = v4141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4144 = v4141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4145 = v2749 && v4144;
   const bool v4146 = v4143 < v1;
   const bool v4147 = v4145 && v4146;
@@ -1265,11 +1265,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4151 = v4150 + v4143;
     out[v4151] = v4149;
   }
-  const uint v4152 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4152 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4153 = v4067 + v4152;
-  const uint v4154 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4154 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4155 = v29 + v4154;
-  const bool v4156 = v4153 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4156 = v4153 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4157 = v2749 && v4156;
   const bool v4158 = v4155 < v1;
   const bool v4159 = v4157 && v4158;
@@ -1280,11 +1280,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4163 = v4162 + v4155;
     out[v4163] = v4161;
   }
-  const uint v4164 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4164 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4165 = v4067 + v4164;
-  const uint v4166 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4166 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4167 = v29 + v4166;
-  const bool v4168 = v4165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4168 = v4165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4169 = v2749 && v4168;
   const bool v4170 = v4167 < v1;
   const bool v4171 = v4169 && v4170;
@@ -1295,11 +1295,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4175 = v4174 + v4167;
     out[v4175] = v4173;
   }
-  const uint v4176 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4176 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4177 = v4067 + v4176;
-  const uint v4178 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4178 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4179 = v29 + v4178;
-  const bool v4180 = v4177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4180 = v4177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4181 = v2749 && v4180;
   const bool v4182 = v4179 < v1;
   const bool v4183 = v4181 && v4182;
@@ -1310,11 +1310,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4187 = v4186 + v4179;
     out[v4187] = v4185;
   }
-  const uint v4188 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4188 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4189 = v4067 + v4188;
-  const uint v4190 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4190 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4191 = v29 + v4190;
-  const bool v4192 = v4189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4192 = v4189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4193 = v2749 && v4192;
   const bool v4194 = v4191 < v1;
   const bool v4195 = v4193 && v4194;
@@ -1325,11 +1325,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4199 = v4198 + v4191;
     out[v4199] = v4197;
   }
-  const uint v4200 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4200 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4201 = v4067 + v4200;
-  const uint v4202 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4202 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4203 = v29 + v4202;
-  const bool v4204 = v4201 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4204 = v4201 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4205 = v2749 && v4204;
   const bool v4206 = v4203 < v1;
   const bool v4207 = v4205 && v4206;
@@ -1340,11 +1340,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4211 = v4210 + v4203;
     out[v4211] = v4209;
   }
-  const uint v4212 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4212 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4213 = v4067 + v4212;
-  const uint v4214 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4214 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4215 = v29 + v4214;
-  const bool v4216 = v4213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4216 = v4213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4217 = v2749 && v4216;
   const bool v4218 = v4215 < v1;
   const bool v4219 = v4217 && v4218;
@@ -1355,11 +1355,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4223 = v4222 + v4215;
     out[v4223] = v4221;
   }
-  const uint v4224 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4224 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4225 = v4067 + v4224;
-  const uint v4226 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4226 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4227 = v29 + v4226;
-  const bool v4228 = v4225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4228 = v4225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4229 = v2749 && v4228;
   const bool v4230 = v4227 < v1;
   const bool v4231 = v4229 && v4230;
@@ -1370,11 +1370,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4235 = v4234 + v4227;
     out[v4235] = v4233;
   }
-  const uint v4236 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4236 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4237 = v4067 + v4236;
-  const uint v4238 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4238 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4239 = v29 + v4238;
-  const bool v4240 = v4237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4240 = v4237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4241 = v2749 && v4240;
   const bool v4242 = v4239 < v1;
   const bool v4243 = v4241 && v4242;
@@ -1385,11 +1385,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4247 = v4246 + v4239;
     out[v4247] = v4245;
   }
-  const uint v4248 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4248 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4249 = v4067 + v4248;
-  const uint v4250 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4250 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4251 = v29 + v4250;
-  const bool v4252 = v4249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4252 = v4249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4253 = v2749 && v4252;
   const bool v4254 = v4251 < v1;
   const bool v4255 = v4253 && v4254;
@@ -1400,11 +1400,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4259 = v4258 + v4251;
     out[v4259] = v4257;
   }
-  const uint v4260 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4260 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4261 = v4067 + v4260;
-  const uint v4262 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4262 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4263 = v29 + v4262;
-  const bool v4264 = v4261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4264 = v4261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4265 = v2749 && v4264;
   const bool v4266 = v4263 < v1;
   const bool v4267 = v4265 && v4266;
@@ -1415,11 +1415,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4271 = v4270 + v4263;
     out[v4271] = v4269;
   }
-  const uint v4272 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4272 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4273 = v4067 + v4272;
-  const uint v4274 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4274 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4275 = v29 + v4274;
-  const bool v4276 = v4273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4276 = v4273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4277 = v2749 && v4276;
   const bool v4278 = v4275 < v1;
   const bool v4279 = v4277 && v4278;
@@ -1430,11 +1430,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4283 = v4282 + v4275;
     out[v4283] = v4281;
   }
-  const uint v4284 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4284 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4285 = v4067 + v4284;
-  const uint v4286 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4286 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4287 = v29 + v4286;
-  const bool v4288 = v4285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4288 = v4285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4289 = v2749 && v4288;
   const bool v4290 = v4287 < v1;
   const bool v4291 = v4289 && v4290;
@@ -1445,11 +1445,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4295 = v4294 + v4287;
     out[v4295] = v4293;
   }
-  const uint v4296 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4296 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4297 = v4067 + v4296;
-  const uint v4298 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4298 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4299 = v29 + v4298;
-  const bool v4300 = v4297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4300 = v4297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4301 = v2749 && v4300;
   const bool v4302 = v4299 < v1;
   const bool v4303 = v4301 && v4302;
@@ -1460,11 +1460,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4307 = v4306 + v4299;
     out[v4307] = v4305;
   }
-  const uint v4308 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4308 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4309 = v4067 + v4308;
-  const uint v4310 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4310 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4311 = v29 + v4310;
-  const bool v4312 = v4309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4312 = v4309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4313 = v2749 && v4312;
   const bool v4314 = v4311 < v1;
   const bool v4315 = v4313 && v4314;
@@ -1475,11 +1475,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4319 = v4318 + v4311;
     out[v4319] = v4317;
   }
-  const uint v4320 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4320 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4321 = v4067 + v4320;
-  const uint v4322 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4322 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4323 = v29 + v4322;
-  const bool v4324 = v4321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4324 = v4321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4325 = v2749 && v4324;
   const bool v4326 = v4323 < v1;
   const bool v4327 = v4325 && v4326;
@@ -1490,11 +1490,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4331 = v4330 + v4323;
     out[v4331] = v4329;
   }
-  const uint v4332 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4332 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4333 = v4067 + v4332;
-  const uint v4334 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4334 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4335 = v29 + v4334;
-  const bool v4336 = v4333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4336 = v4333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4337 = v2749 && v4336;
   const bool v4338 = v4335 < v1;
   const bool v4339 = v4337 && v4338;
@@ -1505,11 +1505,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4343 = v4342 + v4335;
     out[v4343] = v4341;
   }
-  const uint v4344 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4344 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4345 = v4067 + v4344;
-  const uint v4346 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4346 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4347 = v29 + v4346;
-  const bool v4348 = v4345 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4348 = v4345 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4349 = v2749 && v4348;
   const bool v4350 = v4347 < v1;
   const bool v4351 = v4349 && v4350;
@@ -1520,11 +1520,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4355 = v4354 + v4347;
     out[v4355] = v4353;
   }
-  const uint v4356 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4356 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4357 = v4067 + v4356;
-  const uint v4358 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4358 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4359 = v29 + v4358;
-  const bool v4360 = v4357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4360 = v4357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4361 = v2749 && v4360;
   const bool v4362 = v4359 < v1;
   const bool v4363 = v4361 && v4362;
@@ -1535,11 +1535,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4367 = v4366 + v4359;
     out[v4367] = v4365;
   }
-  const uint v4368 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4368 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4369 = v4067 + v4368;
-  const uint v4370 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4370 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4371 = v29 + v4370;
-  const bool v4372 = v4369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4372 = v4369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4373 = v2749 && v4372;
   const bool v4374 = v4371 < v1;
   const bool v4375 = v4373 && v4374;
@@ -1550,11 +1550,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4379 = v4378 + v4371;
     out[v4379] = v4377;
   }
-  const uint v4380 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4380 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4381 = v4067 + v4380;
-  const uint v4382 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4382 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4383 = v29 + v4382;
-  const bool v4384 = v4381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4384 = v4381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4385 = v2749 && v4384;
   const bool v4386 = v4383 < v1;
   const bool v4387 = v4385 && v4386;
@@ -1565,11 +1565,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4391 = v4390 + v4383;
     out[v4391] = v4389;
   }
-  const uint v4392 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4392 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4393 = v4067 + v4392;
-  const uint v4394 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4394 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4395 = v29 + v4394;
-  const bool v4396 = v4393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4396 = v4393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4397 = v2749 && v4396;
   const bool v4398 = v4395 < v1;
   const bool v4399 = v4397 && v4398;
@@ -1580,11 +1580,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4403 = v4402 + v4395;
     out[v4403] = v4401;
   }
-  const uint v4404 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4404 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4405 = v4067 + v4404;
-  const uint v4406 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4406 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4407 = v29 + v4406;
-  const bool v4408 = v4405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4408 = v4405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4409 = v2749 && v4408;
   const bool v4410 = v4407 < v1;
   const bool v4411 = v4409 && v4410;
@@ -1595,11 +1595,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4415 = v4414 + v4407;
     out[v4415] = v4413;
   }
-  const uint v4416 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4416 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4417 = v4067 + v4416;
-  const uint v4418 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4418 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4419 = v29 + v4418;
-  const bool v4420 = v4417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4420 = v4417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4421 = v2749 && v4420;
   const bool v4422 = v4419 < v1;
   const bool v4423 = v4421 && v4422;
@@ -1610,11 +1610,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4427 = v4426 + v4419;
     out[v4427] = v4425;
   }
-  const uint v4428 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4428 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4429 = v4067 + v4428;
-  const uint v4430 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4430 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4431 = v29 + v4430;
-  const bool v4432 = v4429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4432 = v4429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4433 = v2749 && v4432;
   const bool v4434 = v4431 < v1;
   const bool v4435 = v4433 && v4434;
@@ -1625,11 +1625,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4439 = v4438 + v4431;
     out[v4439] = v4437;
   }
-  const uint v4440 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4440 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4441 = v4067 + v4440;
-  const uint v4442 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4442 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4443 = v29 + v4442;
-  const bool v4444 = v4441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4444 = v4441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4445 = v2749 && v4444;
   const bool v4446 = v4443 < v1;
   const bool v4447 = v4445 && v4446;
@@ -1640,11 +1640,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4451 = v4450 + v4443;
     out[v4451] = v4449;
   }
-  const uint v4452 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4452 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4453 = v4067 + v4452;
-  const uint v4454 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4454 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4455 = v29 + v4454;
-  const bool v4456 = v4453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4456 = v4453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4457 = v2749 && v4456;
   const bool v4458 = v4455 < v1;
   const bool v4459 = v4457 && v4458;
@@ -1655,11 +1655,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4463 = v4462 + v4455;
     out[v4463] = v4461;
   }
-  const uint v4464 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4464 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4465 = v4067 + v4464;
-  const uint v4466 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4466 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4467 = v29 + v4466;
-  const bool v4468 = v4465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4468 = v4465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4469 = v2749 && v4468;
   const bool v4470 = v4467 < v1;
   const bool v4471 = v4469 && v4470;
@@ -1670,11 +1670,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4475 = v4474 + v4467;
     out[v4475] = v4473;
   }
-  const uint v4476 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4476 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4477 = v4067 + v4476;
-  const uint v4478 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4478 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4479 = v29 + v4478;
-  const bool v4480 = v4477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4480 = v4477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4481 = v2749 && v4480;
   const bool v4482 = v4479 < v1;
   const bool v4483 = v4481 && v4482;
@@ -1685,11 +1685,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4487 = v4486 + v4479;
     out[v4487] = v4485;
   }
-  const uint v4488 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4488 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4489 = v4067 + v4488;
-  const uint v4490 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4490 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4491 = v29 + v4490;
-  const bool v4492 = v4489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4492 = v4489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4493 = v2749 && v4492;
   const bool v4494 = v4491 < v1;
   const bool v4495 = v4493 && v4494;
@@ -1700,11 +1700,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4499 = v4498 + v4491;
     out[v4499] = v4497;
   }
-  const uint v4500 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4500 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4501 = v4067 + v4500;
-  const uint v4502 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4502 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4503 = v29 + v4502;
-  const bool v4504 = v4501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4504 = v4501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4505 = v2749 && v4504;
   const bool v4506 = v4503 < v1;
   const bool v4507 = v4505 && v4506;
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4511 = v4510 + v4503;
     out[v4511] = v4509;
   }
-  const uint v4512 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4512 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4513 = v4067 + v4512;
-  const uint v4514 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4514 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4515 = v29 + v4514;
-  const bool v4516 = v4513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4516 = v4513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4517 = v2749 && v4516;
   const bool v4518 = v4515 < v1;
   const bool v4519 = v4517 && v4518;
@@ -1730,11 +1730,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4523 = v4522 + v4515;
     out[v4523] = v4521;
   }
-  const uint v4524 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4524 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4525 = v4067 + v4524;
-  const uint v4526 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4526 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4527 = v29 + v4526;
-  const bool v4528 = v4525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4528 = v4525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4529 = v2749 && v4528;
   const bool v4530 = v4527 < v1;
   const bool v4531 = v4529 && v4530;
@@ -1745,11 +1745,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4535 = v4534 + v4527;
     out[v4535] = v4533;
   }
-  const uint v4536 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4536 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4537 = v4067 + v4536;
-  const uint v4538 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4538 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4539 = v29 + v4538;
-  const bool v4540 = v4537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4540 = v4537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4541 = v2749 && v4540;
   const bool v4542 = v4539 < v1;
   const bool v4543 = v4541 && v4542;
@@ -1760,11 +1760,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4547 = v4546 + v4539;
     out[v4547] = v4545;
   }
-  const uint v4548 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4548 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4549 = v4067 + v4548;
-  const uint v4550 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4550 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4551 = v29 + v4550;
-  const bool v4552 = v4549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4552 = v4549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4553 = v2749 && v4552;
   const bool v4554 = v4551 < v1;
   const bool v4555 = v4553 && v4554;
@@ -1775,11 +1775,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4559 = v4558 + v4551;
     out[v4559] = v4557;
   }
-  const uint v4560 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4560 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4561 = v4067 + v4560;
-  const uint v4562 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4562 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4563 = v29 + v4562;
-  const bool v4564 = v4561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4564 = v4561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4565 = v2749 && v4564;
   const bool v4566 = v4563 < v1;
   const bool v4567 = v4565 && v4566;
@@ -1790,11 +1790,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4571 = v4570 + v4563;
     out[v4571] = v4569;
   }
-  const uint v4572 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4572 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4573 = v4067 + v4572;
-  const uint v4574 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4574 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4575 = v29 + v4574;
-  const bool v4576 = v4573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4576 = v4573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4577 = v2749 && v4576;
   const bool v4578 = v4575 < v1;
   const bool v4579 = v4577 && v4578;
@@ -1805,11 +1805,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4583 = v4582 + v4575;
     out[v4583] = v4581;
   }
-  const uint v4584 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4584 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4585 = v4067 + v4584;
-  const uint v4586 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4586 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4587 = v29 + v4586;
-  const bool v4588 = v4585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4588 = v4585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4589 = v2749 && v4588;
   const bool v4590 = v4587 < v1;
   const bool v4591 = v4589 && v4590;
@@ -1820,11 +1820,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4595 = v4594 + v4587;
     out[v4595] = v4593;
   }
-  const uint v4596 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4596 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4597 = v4067 + v4596;
-  const uint v4598 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4598 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4599 = v29 + v4598;
-  const bool v4600 = v4597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4600 = v4597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4601 = v2749 && v4600;
   const bool v4602 = v4599 < v1;
   const bool v4603 = v4601 && v4602;
@@ -1835,11 +1835,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4607 = v4606 + v4599;
     out[v4607] = v4605;
   }
-  const uint v4608 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4608 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4609 = v4067 + v4608;
-  const uint v4610 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4610 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4611 = v29 + v4610;
-  const bool v4612 = v4609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4612 = v4609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4613 = v2749 && v4612;
   const bool v4614 = v4611 < v1;
   const bool v4615 = v4613 && v4614;
@@ -1850,11 +1850,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4619 = v4618 + v4611;
     out[v4619] = v4617;
   }
-  const uint v4620 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4620 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4621 = v4067 + v4620;
-  const uint v4622 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4622 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4623 = v29 + v4622;
-  const bool v4624 = v4621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4624 = v4621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4625 = v2749 && v4624;
   const bool v4626 = v4623 < v1;
   const bool v4627 = v4625 && v4626;
@@ -1865,11 +1865,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4631 = v4630 + v4623;
     out[v4631] = v4629;
   }
-  const uint v4632 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4632 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4633 = v4067 + v4632;
-  const uint v4634 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4634 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4635 = v29 + v4634;
-  const bool v4636 = v4633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4636 = v4633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4637 = v2749 && v4636;
   const bool v4638 = v4635 < v1;
   const bool v4639 = v4637 && v4638;
@@ -1880,11 +1880,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4643 = v4642 + v4635;
     out[v4643] = v4641;
   }
-  const uint v4644 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4644 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4645 = v4067 + v4644;
-  const uint v4646 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4646 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4647 = v29 + v4646;
-  const bool v4648 = v4645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4648 = v4645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4649 = v2749 && v4648;
   const bool v4650 = v4647 < v1;
   const bool v4651 = v4649 && v4650;
@@ -1895,11 +1895,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4655 = v4654 + v4647;
     out[v4655] = v4653;
   }
-  const uint v4656 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4656 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4657 = v4067 + v4656;
-  const uint v4658 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4658 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4659 = v29 + v4658;
-  const bool v4660 = v4657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4660 = v4657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4661 = v2749 && v4660;
   const bool v4662 = v4659 < v1;
   const bool v4663 = v4661 && v4662;
@@ -1910,11 +1910,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4667 = v4666 + v4659;
     out[v4667] = v4665;
   }
-  const uint v4668 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4668 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4669 = v4067 + v4668;
-  const uint v4670 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4670 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4671 = v29 + v4670;
-  const bool v4672 = v4669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4672 = v4669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4673 = v2749 && v4672;
   const bool v4674 = v4671 < v1;
   const bool v4675 = v4673 && v4674;
@@ -1925,11 +1925,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4679 = v4678 + v4671;
     out[v4679] = v4677;
   }
-  const uint v4680 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4680 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4681 = v4067 + v4680;
-  const uint v4682 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4682 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4683 = v29 + v4682;
-  const bool v4684 = v4681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4684 = v4681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4685 = v2749 && v4684;
   const bool v4686 = v4683 < v1;
   const bool v4687 = v4685 && v4686;
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4691 = v4690 + v4683;
     out[v4691] = v4689;
   }
-  const uint v4692 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4692 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4693 = v4067 + v4692;
-  const uint v4694 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4694 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4695 = v29 + v4694;
-  const bool v4696 = v4693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4696 = v4693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4697 = v2749 && v4696;
   const bool v4698 = v4695 < v1;
   const bool v4699 = v4697 && v4698;
@@ -1955,11 +1955,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4703 = v4702 + v4695;
     out[v4703] = v4701;
   }
-  const uint v4704 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4704 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4705 = v4067 + v4704;
-  const uint v4706 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4706 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4707 = v29 + v4706;
-  const bool v4708 = v4705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4708 = v4705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4709 = v2749 && v4708;
   const bool v4710 = v4707 < v1;
   const bool v4711 = v4709 && v4710;
@@ -1970,11 +1970,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4715 = v4714 + v4707;
     out[v4715] = v4713;
   }
-  const uint v4716 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4716 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4717 = v4067 + v4716;
-  const uint v4718 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4718 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4719 = v29 + v4718;
-  const bool v4720 = v4717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4720 = v4717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4721 = v2749 && v4720;
   const bool v4722 = v4719 < v1;
   const bool v4723 = v4721 && v4722;
@@ -1985,11 +1985,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4727 = v4726 + v4719;
     out[v4727] = v4725;
   }
-  const uint v4728 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4728 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4729 = v4067 + v4728;
-  const uint v4730 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4730 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4731 = v29 + v4730;
-  const bool v4732 = v4729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4732 = v4729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4733 = v2749 && v4732;
   const bool v4734 = v4731 < v1;
   const bool v4735 = v4733 && v4734;
@@ -2000,11 +2000,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4739 = v4738 + v4731;
     out[v4739] = v4737;
   }
-  const uint v4740 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4740 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4741 = v4067 + v4740;
-  const uint v4742 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4742 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4743 = v29 + v4742;
-  const bool v4744 = v4741 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4744 = v4741 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4745 = v2749 && v4744;
   const bool v4746 = v4743 < v1;
   const bool v4747 = v4745 && v4746;
@@ -2015,11 +2015,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4751 = v4750 + v4743;
     out[v4751] = v4749;
   }
-  const uint v4752 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4752 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4753 = v4067 + v4752;
-  const uint v4754 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4754 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4755 = v29 + v4754;
-  const bool v4756 = v4753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4756 = v4753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4757 = v2749 && v4756;
   const bool v4758 = v4755 < v1;
   const bool v4759 = v4757 && v4758;
@@ -2030,11 +2030,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4763 = v4762 + v4755;
     out[v4763] = v4761;
   }
-  const uint v4764 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4764 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4765 = v4067 + v4764;
-  const uint v4766 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4766 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4767 = v29 + v4766;
-  const bool v4768 = v4765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4768 = v4765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4769 = v2749 && v4768;
   const bool v4770 = v4767 < v1;
   const bool v4771 = v4769 && v4770;
@@ -2045,11 +2045,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4775 = v4774 + v4767;
     out[v4775] = v4773;
   }
-  const uint v4776 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4776 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4777 = v4067 + v4776;
-  const uint v4778 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4778 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4779 = v29 + v4778;
-  const bool v4780 = v4777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4780 = v4777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4781 = v2749 && v4780;
   const bool v4782 = v4779 < v1;
   const bool v4783 = v4781 && v4782;
@@ -2060,11 +2060,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4787 = v4786 + v4779;
     out[v4787] = v4785;
   }
-  const uint v4788 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4788 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4789 = v4067 + v4788;
-  const uint v4790 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4790 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4791 = v29 + v4790;
-  const bool v4792 = v4789 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4792 = v4789 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4793 = v2749 && v4792;
   const bool v4794 = v4791 < v1;
   const bool v4795 = v4793 && v4794;
@@ -2075,11 +2075,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4799 = v4798 + v4791;
     out[v4799] = v4797;
   }
-  const uint v4800 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4800 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4801 = v4067 + v4800;
-  const uint v4802 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4802 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4803 = v29 + v4802;
-  const bool v4804 = v4801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4804 = v4801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4805 = v2749 && v4804;
   const bool v4806 = v4803 < v1;
   const bool v4807 = v4805 && v4806;
@@ -2090,11 +2090,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4811 = v4810 + v4803;
     out[v4811] = v4809;
   }
-  const uint v4812 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4812 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4813 = v4067 + v4812;
-  const uint v4814 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4814 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4815 = v29 + v4814;
-  const bool v4816 = v4813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4816 = v4813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4817 = v2749 && v4816;
   const bool v4818 = v4815 < v1;
   const bool v4819 = v4817 && v4818;
@@ -2105,11 +2105,11 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
     const uint v4823 = v4822 + v4815;
     out[v4823] = v4821;
   }
-  const uint v4824 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v4824 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v4825 = v4067 + v4824;
-  const uint v4826 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v4826 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v4827 = v29 + v4826;
-  const bool v4828 = v4825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v4828 = v4825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v4829 = v2749 && v4828;
   const bool v4830 = v4827 < v1;
   const bool v4831 = v4829 && v4830;

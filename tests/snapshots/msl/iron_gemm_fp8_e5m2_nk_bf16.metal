@@ -146,15 +146,15 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
   const uint v26 = v25 << 7u;
   const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v30 = v29 << 8u;
-  const uint v402 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:177
+  const uint v402 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:176
   const uint v403 = v402 >> 2u;
-  const bool v406 = v402 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:178
-  iron_frag<float, 16, 128> v410;  // kernels/gemm/gemm_warpgroup.hpp:183
+  const bool v406 = v402 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
+  iron_frag<float, 16, 128> v410;  // kernels/gemm/gemm_warpgroup.hpp:182
   iron_frag_fill(v410, float(0.0f));
   const uint v414 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
   const uint v415 = iron_tid.x;
 
-  for (uint v413 = 0u; v413 < v2; v413 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+  for (uint v413 = 0u; v413 < v2; v413 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
     for (uint v417 = v415; v417 < 8192u; v417 += v414) {  // kernels/gemm/gemm_tiles.hpp:95
       const uint v419 = v417 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const uint v421 = v417 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -202,9 +202,9 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
         shm4[v466] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:215
-    if (v406) {  // kernels/gemm/gemm_warpgroup.hpp:216
-      const uint v474 = v403 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
+    if (v406) {  // kernels/gemm/gemm_warpgroup.hpp:215
+      const uint v474 = v403 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
       const uint v475 = v474 << 6u;
       const uint v2239 = v402 & 3u;
       const uint v2241 = v2239 << 4u;
@@ -242,18 +242,18 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
       iron_frag_load<true>(v2281, shm4, long(48u), long(64u));
       iron_frag_mma(v410, v2279, v2281);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:217
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
   }
-  const uint v480 = v402 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:242
+  const uint v480 = v402 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
   const uint v481 = v480 << 4u;
   const uint v483 = v403 << 6u;
   const uint v484 = v26 + v483;
   const uint v485 = v484 + v481;
-  const uint v486 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v486 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v487 = v485 + v486;
-  const uint v488 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v488 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v489 = v30 + v488;
-  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v491 = v406 && v490;
   const bool v492 = v489 < v1;
   const bool v493 = v491 && v492;
@@ -265,11 +265,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v498 = v497 + v489;
     out[v498] = v496;
   }
-  const uint v499 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v499 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v500 = v485 + v499;
-  const uint v501 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v501 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v502 = v30 + v501;
-  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v504 = v406 && v503;
   const bool v505 = v502 < v1;
   const bool v506 = v504 && v505;
@@ -281,11 +281,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v511 = v510 + v502;
     out[v511] = v509;
   }
-  const uint v512 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v512 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v513 = v485 + v512;
-  const uint v514 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v514 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v515 = v30 + v514;
-  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v517 = v406 && v516;
   const bool v518 = v515 < v1;
   const bool v519 = v517 && v518;
@@ -297,11 +297,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v524 = v523 + v515;
     out[v524] = v522;
   }
-  const uint v525 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v525 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v526 = v485 + v525;
-  const uint v527 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v527 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v528 = v30 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v530 = v406 && v529;
   const bool v531 = v528 < v1;
   const bool v532 = v530 && v531;
@@ -313,11 +313,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v537 = v536 + v528;
     out[v537] = v535;
   }
-  const uint v538 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v538 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v539 = v485 + v538;
-  const uint v540 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v540 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v541 = v30 + v540;
-  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v543 = v406 && v542;
   const bool v544 = v541 < v1;
   const bool v545 = v543 && v544;
@@ -329,11 +329,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v550 = v549 + v541;
     out[v550] = v548;
   }
-  const uint v551 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v551 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v552 = v485 + v551;
-  const uint v553 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v553 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v554 = v30 + v553;
-  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v556 = v406 && v555;
   const bool v557 = v554 < v1;
   const bool v558 = v556 && v557;
@@ -345,11 +345,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v563 = v562 + v554;
     out[v563] = v561;
   }
-  const uint v564 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v564 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v565 = v485 + v564;
-  const uint v566 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v566 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v567 = v30 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v569 = v406 && v568;
   const bool v570 = v567 < v1;
   const bool v571 = v569 && v570;
@@ -361,11 +361,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v576 = v575 + v567;
     out[v576] = v574;
   }
-  const uint v577 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v577 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v578 = v485 + v577;
-  const uint v579 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v579 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v580 = v30 + v579;
-  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v582 = v406 && v581;
   const bool v583 = v580 < v1;
   const bool v584 = v582 && v583;
@@ -377,11 +377,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v589 = v588 + v580;
     out[v589] = v587;
   }
-  const uint v590 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v590 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v591 = v485 + v590;
-  const uint v592 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v592 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v593 = v30 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v595 = v406 && v594;
   const bool v596 = v593 < v1;
   const bool v597 = v595 && v596;
@@ -393,11 +393,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v602 = v601 + v593;
     out[v602] = v600;
   }
-  const uint v603 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v603 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v604 = v485 + v603;
-  const uint v605 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v605 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v606 = v30 + v605;
-  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v608 = v406 && v607;
   const bool v609 = v606 < v1;
   const bool v610 = v608 && v609;
@@ -409,11 +409,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v615 = v614 + v606;
     out[v615] = v613;
   }
-  const uint v616 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v616 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v617 = v485 + v616;
-  const uint v618 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v618 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v619 = v30 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v621 = v406 && v620;
   const bool v622 = v619 < v1;
   const bool v623 = v621 && v622;
@@ -425,11 +425,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v628 = v627 + v619;
     out[v628] = v626;
   }
-  const uint v629 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v629 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v630 = v485 + v629;
-  const uint v631 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v631 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v632 = v30 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v634 = v406 && v633;
   const bool v635 = v632 < v1;
   const bool v636 = v634 && v635;
@@ -441,11 +441,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v641 = v640 + v632;
     out[v641] = v639;
   }
-  const uint v642 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v642 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v643 = v485 + v642;
-  const uint v644 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v644 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v645 = v30 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v647 = v406 && v646;
   const bool v648 = v645 < v1;
   const bool v649 = v647 && v648;
@@ -457,11 +457,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v654 = v653 + v645;
     out[v654] = v652;
   }
-  const uint v655 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v655 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v656 = v485 + v655;
-  const uint v657 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v657 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v658 = v30 + v657;
-  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v660 = v406 && v659;
   const bool v661 = v658 < v1;
   const bool v662 = v660 && v661;
@@ -473,11 +473,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v667 = v666 + v658;
     out[v667] = v665;
   }
-  const uint v668 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v668 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v669 = v485 + v668;
-  const uint v670 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v670 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v671 = v30 + v670;
-  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v673 = v406 && v672;
   const bool v674 = v671 < v1;
   const bool v675 = v673 && v674;
@@ -489,11 +489,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v680 = v679 + v671;
     out[v680] = v678;
   }
-  const uint v681 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v681 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v682 = v485 + v681;
-  const uint v683 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v683 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v684 = v30 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v686 = v406 && v685;
   const bool v687 = v684 < v1;
   const bool v688 = v686 && v687;
@@ -505,11 +505,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v693 = v692 + v684;
     out[v693] = v691;
   }
-  const uint v694 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v694 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v695 = v485 + v694;
-  const uint v696 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v696 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v697 = v30 + v696;
-  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v699 = v406 && v698;
   const bool v700 = v697 < v1;
   const bool v701 = v699 && v700;
@@ -521,11 +521,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v706 = v705 + v697;
     out[v706] = v704;
   }
-  const uint v707 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v707 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v708 = v485 + v707;
-  const uint v709 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v709 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v710 = v30 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v712 = v406 && v711;
   const bool v713 = v710 < v1;
   const bool v714 = v712 && v713;
@@ -537,11 +537,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v719 = v718 + v710;
     out[v719] = v717;
   }
-  const uint v720 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v720 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v721 = v485 + v720;
-  const uint v722 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v722 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v723 = v30 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v725 = v406 && v724;
   const bool v726 = v723 < v1;
   const bool v727 = v725 && v726;
@@ -553,11 +553,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v732 = v731 + v723;
     out[v732] = v730;
   }
-  const uint v733 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v733 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v734 = v485 + v733;
-  const uint v735 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v735 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v736 = v30 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v738 = v406 && v737;
   const bool v739 = v736 < v1;
   const bool v740 = v738 && v739;
@@ -569,11 +569,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v745 = v744 + v736;
     out[v745] = v743;
   }
-  const uint v746 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v746 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v747 = v485 + v746;
-  const uint v748 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v748 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v749 = v30 + v748;
-  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v751 = v406 && v750;
   const bool v752 = v749 < v1;
   const bool v753 = v751 && v752;
@@ -585,11 +585,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v758 = v757 + v749;
     out[v758] = v756;
   }
-  const uint v759 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v759 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v760 = v485 + v759;
-  const uint v761 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v761 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v762 = v30 + v761;
-  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v764 = v406 && v763;
   const bool v765 = v762 < v1;
   const bool v766 = v764 && v765;
@@ -601,11 +601,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v771 = v770 + v762;
     out[v771] = v769;
   }
-  const uint v772 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v772 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v773 = v485 + v772;
-  const uint v774 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v774 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v775 = v30 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v777 = v406 && v776;
   const bool v778 = v775 < v1;
   const bool v779 = v777 && v778;
@@ -617,11 +617,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v784 = v783 + v775;
     out[v784] = v782;
   }
-  const uint v785 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v785 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v786 = v485 + v785;
-  const uint v787 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v787 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v788 = v30 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v790 = v406 && v789;
   const bool v791 = v788 < v1;
   const bool v792 = v790 && v791;
@@ -633,11 +633,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v797 = v796 + v788;
     out[v797] = v795;
   }
-  const uint v798 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v798 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v799 = v485 + v798;
-  const uint v800 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v800 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v801 = v30 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v803 = v406 && v802;
   const bool v804 = v801 < v1;
   const bool v805 = v803 && v804;
@@ -649,11 +649,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v810 = v809 + v801;
     out[v810] = v808;
   }
-  const uint v811 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v811 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v812 = v485 + v811;
-  const uint v813 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v813 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v814 = v30 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v816 = v406 && v815;
   const bool v817 = v814 < v1;
   const bool v818 = v816 && v817;
@@ -665,11 +665,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v823 = v822 + v814;
     out[v823] = v821;
   }
-  const uint v824 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v824 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v825 = v485 + v824;
-  const uint v826 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v826 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v827 = v30 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v829 = v406 && v828;
   const bool v830 = v827 < v1;
   const bool v831 = v829 && v830;
@@ -681,11 +681,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v836 = v835 + v827;
     out[v836] = v834;
   }
-  const uint v837 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v837 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v838 = v485 + v837;
-  const uint v839 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v839 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v840 = v30 + v839;
-  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v842 = v406 && v841;
   const bool v843 = v840 < v1;
   const bool v844 = v842 && v843;
@@ -697,11 +697,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v849 = v848 + v840;
     out[v849] = v847;
   }
-  const uint v850 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v850 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v851 = v485 + v850;
-  const uint v852 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v852 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v853 = v30 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v855 = v406 && v854;
   const bool v856 = v853 < v1;
   const bool v857 = v855 && v856;
@@ -713,11 +713,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v862 = v861 + v853;
     out[v862] = v860;
   }
-  const uint v863 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v863 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v864 = v485 + v863;
-  const uint v865 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v865 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v866 = v30 + v865;
-  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v868 = v406 && v867;
   const bool v869 = v866 < v1;
   const bool v870 = v868 && v869;
@@ -729,11 +729,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v875 = v874 + v866;
     out[v875] = v873;
   }
-  const uint v876 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v876 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v877 = v485 + v876;
-  const uint v878 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v878 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v879 = v30 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v881 = v406 && v880;
   const bool v882 = v879 < v1;
   const bool v883 = v881 && v882;
@@ -745,11 +745,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v888 = v887 + v879;
     out[v888] = v886;
   }
-  const uint v889 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v889 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v890 = v485 + v889;
-  const uint v891 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v891 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v892 = v30 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v894 = v406 && v893;
   const bool v895 = v892 < v1;
   const bool v896 = v894 && v895;
@@ -761,11 +761,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v901 = v900 + v892;
     out[v901] = v899;
   }
-  const uint v902 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v902 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v903 = v485 + v902;
-  const uint v904 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v904 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v905 = v30 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v907 = v406 && v906;
   const bool v908 = v905 < v1;
   const bool v909 = v907 && v908;
@@ -777,11 +777,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v914 = v913 + v905;
     out[v914] = v912;
   }
-  const uint v915 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v915 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v916 = v485 + v915;
-  const uint v917 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v917 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v918 = v30 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v920 = v406 && v919;
   const bool v921 = v918 < v1;
   const bool v922 = v920 && v921;
@@ -793,11 +793,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v927 = v926 + v918;
     out[v927] = v925;
   }
-  const uint v928 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v928 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v929 = v485 + v928;
-  const uint v930 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v930 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v931 = v30 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v933 = v406 && v932;
   const bool v934 = v931 < v1;
   const bool v935 = v933 && v934;
@@ -809,11 +809,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v940 = v939 + v931;
     out[v940] = v938;
   }
-  const uint v941 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v941 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v942 = v485 + v941;
-  const uint v943 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v943 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v944 = v30 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v946 = v406 && v945;
   const bool v947 = v944 < v1;
   const bool v948 = v946 && v947;
@@ -825,11 +825,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v953 = v952 + v944;
     out[v953] = v951;
   }
-  const uint v954 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v954 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v955 = v485 + v954;
-  const uint v956 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v956 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v957 = v30 + v956;
-  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v959 = v406 && v958;
   const bool v960 = v957 < v1;
   const bool v961 = v959 && v960;
@@ -841,11 +841,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v966 = v965 + v957;
     out[v966] = v964;
   }
-  const uint v967 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v967 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v968 = v485 + v967;
-  const uint v969 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v969 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v970 = v30 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v972 = v406 && v971;
   const bool v973 = v970 < v1;
   const bool v974 = v972 && v973;
@@ -857,11 +857,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v979 = v978 + v970;
     out[v979] = v977;
   }
-  const uint v980 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v980 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v981 = v485 + v980;
-  const uint v982 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v982 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v983 = v30 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v985 = v406 && v984;
   const bool v986 = v983 < v1;
   const bool v987 = v985 && v986;
@@ -873,11 +873,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v992 = v991 + v983;
     out[v992] = v990;
   }
-  const uint v993 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v993 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v994 = v485 + v993;
-  const uint v995 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v995 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v996 = v30 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v998 = v406 && v997;
   const bool v999 = v996 < v1;
   const bool v1000 = v998 && v999;
@@ -889,11 +889,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1005 = v1004 + v996;
     out[v1005] = v1003;
   }
-  const uint v1006 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1006 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1007 = v485 + v1006;
-  const uint v1008 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1008 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1009 = v30 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1011 = v406 && v1010;
   const bool v1012 = v1009 < v1;
   const bool v1013 = v1011 && v1012;
@@ -905,11 +905,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1018 = v1017 + v1009;
     out[v1018] = v1016;
   }
-  const uint v1019 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1019 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1020 = v485 + v1019;
-  const uint v1021 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1021 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1022 = v30 + v1021;
-  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1024 = v406 && v1023;
   const bool v1025 = v1022 < v1;
   const bool v1026 = v1024 && v1025;
@@ -921,11 +921,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1031 = v1030 + v1022;
     out[v1031] = v1029;
   }
-  const uint v1032 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1032 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1033 = v485 + v1032;
-  const uint v1034 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1034 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1035 = v30 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1037 = v406 && v1036;
   const bool v1038 = v1035 < v1;
   const bool v1039 = v1037 && v1038;
@@ -937,11 +937,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1044 = v1043 + v1035;
     out[v1044] = v1042;
   }
-  const uint v1045 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1045 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1046 = v485 + v1045;
-  const uint v1047 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1047 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1048 = v30 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1050 = v406 && v1049;
   const bool v1051 = v1048 < v1;
   const bool v1052 = v1050 && v1051;
@@ -953,11 +953,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1057 = v1056 + v1048;
     out[v1057] = v1055;
   }
-  const uint v1058 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1058 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1059 = v485 + v1058;
-  const uint v1060 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1060 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1061 = v30 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1063 = v406 && v1062;
   const bool v1064 = v1061 < v1;
   const bool v1065 = v1063 && v1064;
@@ -969,11 +969,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1070 = v1069 + v1061;
     out[v1070] = v1068;
   }
-  const uint v1071 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1071 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1072 = v485 + v1071;
-  const uint v1073 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1073 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1074 = v30 + v1073;
-  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1076 = v406 && v1075;
   const bool v1077 = v1074 < v1;
   const bool v1078 = v1076 && v1077;
@@ -985,11 +985,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1083 = v1082 + v1074;
     out[v1083] = v1081;
   }
-  const uint v1084 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1084 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1085 = v485 + v1084;
-  const uint v1086 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1086 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1087 = v30 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1089 = v406 && v1088;
   const bool v1090 = v1087 < v1;
   const bool v1091 = v1089 && v1090;
@@ -1001,11 +1001,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1096 = v1095 + v1087;
     out[v1096] = v1094;
   }
-  const uint v1097 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1097 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1098 = v485 + v1097;
-  const uint v1099 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1099 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1100 = v30 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1102 = v406 && v1101;
   const bool v1103 = v1100 < v1;
   const bool v1104 = v1102 && v1103;
@@ -1017,11 +1017,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1109 = v1108 + v1100;
     out[v1109] = v1107;
   }
-  const uint v1110 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1110 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1111 = v485 + v1110;
-  const uint v1112 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1112 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1113 = v30 + v1112;
-  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1115 = v406 && v1114;
   const bool v1116 = v1113 < v1;
   const bool v1117 = v1115 && v1116;
@@ -1033,11 +1033,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1122 = v1121 + v1113;
     out[v1122] = v1120;
   }
-  const uint v1123 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1123 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1124 = v485 + v1123;
-  const uint v1125 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1125 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1126 = v30 + v1125;
-  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1128 = v406 && v1127;
   const bool v1129 = v1126 < v1;
   const bool v1130 = v1128 && v1129;
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1135 = v1134 + v1126;
     out[v1135] = v1133;
   }
-  const uint v1136 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1136 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1137 = v485 + v1136;
-  const uint v1138 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1138 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1139 = v30 + v1138;
-  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1141 = v406 && v1140;
   const bool v1142 = v1139 < v1;
   const bool v1143 = v1141 && v1142;
@@ -1065,11 +1065,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1148 = v1147 + v1139;
     out[v1148] = v1146;
   }
-  const uint v1149 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1149 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1150 = v485 + v1149;
-  const uint v1151 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1151 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1152 = v30 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1154 = v406 && v1153;
   const bool v1155 = v1152 < v1;
   const bool v1156 = v1154 && v1155;
@@ -1081,11 +1081,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1161 = v1160 + v1152;
     out[v1161] = v1159;
   }
-  const uint v1162 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1162 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1163 = v485 + v1162;
-  const uint v1164 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1164 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1165 = v30 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1167 = v406 && v1166;
   const bool v1168 = v1165 < v1;
   const bool v1169 = v1167 && v1168;
@@ -1097,11 +1097,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1174 = v1173 + v1165;
     out[v1174] = v1172;
   }
-  const uint v1175 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1175 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1176 = v485 + v1175;
-  const uint v1177 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1177 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1178 = v30 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1180 = v406 && v1179;
   const bool v1181 = v1178 < v1;
   const bool v1182 = v1180 && v1181;
@@ -1113,11 +1113,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1187 = v1186 + v1178;
     out[v1187] = v1185;
   }
-  const uint v1188 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1188 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1189 = v485 + v1188;
-  const uint v1190 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1190 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1191 = v30 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1193 = v406 && v1192;
   const bool v1194 = v1191 < v1;
   const bool v1195 = v1193 && v1194;
@@ -1129,11 +1129,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1200 = v1199 + v1191;
     out[v1200] = v1198;
   }
-  const uint v1201 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1201 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1202 = v485 + v1201;
-  const uint v1203 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1203 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1204 = v30 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1206 = v406 && v1205;
   const bool v1207 = v1204 < v1;
   const bool v1208 = v1206 && v1207;
@@ -1145,11 +1145,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1213 = v1212 + v1204;
     out[v1213] = v1211;
   }
-  const uint v1214 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1214 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1215 = v485 + v1214;
-  const uint v1216 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1216 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1217 = v30 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1219 = v406 && v1218;
   const bool v1220 = v1217 < v1;
   const bool v1221 = v1219 && v1220;
@@ -1161,11 +1161,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1226 = v1225 + v1217;
     out[v1226] = v1224;
   }
-  const uint v1227 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1227 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1228 = v485 + v1227;
-  const uint v1229 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1229 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1230 = v30 + v1229;
-  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1232 = v406 && v1231;
   const bool v1233 = v1230 < v1;
   const bool v1234 = v1232 && v1233;
@@ -1177,11 +1177,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1239 = v1238 + v1230;
     out[v1239] = v1237;
   }
-  const uint v1240 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1240 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1241 = v485 + v1240;
-  const uint v1242 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1242 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1243 = v30 + v1242;
-  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1245 = v406 && v1244;
   const bool v1246 = v1243 < v1;
   const bool v1247 = v1245 && v1246;
@@ -1193,11 +1193,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1252 = v1251 + v1243;
     out[v1252] = v1250;
   }
-  const uint v1253 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1253 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1254 = v485 + v1253;
-  const uint v1255 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1255 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1256 = v30 + v1255;
-  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1258 = v406 && v1257;
   const bool v1259 = v1256 < v1;
   const bool v1260 = v1258 && v1259;
@@ -1209,11 +1209,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1265 = v1264 + v1256;
     out[v1265] = v1263;
   }
-  const uint v1266 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1266 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1267 = v485 + v1266;
-  const uint v1268 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1268 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1269 = v30 + v1268;
-  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1271 = v406 && v1270;
   const bool v1272 = v1269 < v1;
   const bool v1273 = v1271 && v1272;
@@ -1225,11 +1225,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1278 = v1277 + v1269;
     out[v1278] = v1276;
   }
-  const uint v1279 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1279 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1280 = v485 + v1279;
-  const uint v1281 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1281 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1282 = v30 + v1281;
-  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1284 = v406 && v1283;
   const bool v1285 = v1282 < v1;
   const bool v1286 = v1284 && v1285;
@@ -1241,11 +1241,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1291 = v1290 + v1282;
     out[v1291] = v1289;
   }
-  const uint v1292 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1292 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1293 = v485 + v1292;
-  const uint v1294 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1294 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1295 = v30 + v1294;
-  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1297 = v406 && v1296;
   const bool v1298 = v1295 < v1;
   const bool v1299 = v1297 && v1298;
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1304 = v1303 + v1295;
     out[v1304] = v1302;
   }
-  const uint v1305 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1305 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1306 = v485 + v1305;
-  const uint v1307 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1307 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1308 = v30 + v1307;
-  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1310 = v406 && v1309;
   const bool v1311 = v1308 < v1;
   const bool v1312 = v1310 && v1311;
@@ -1273,11 +1273,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1317 = v1316 + v1308;
     out[v1317] = v1315;
   }
-  const uint v1319 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:311
-  iron_frag<float, 16, 128> v1329;  // kernels/gemm/gemm_warpgroup.hpp:183
+  const uint v1319 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
+  iron_frag<float, 16, 128> v1329;  // kernels/gemm/gemm_warpgroup.hpp:182
   iron_frag_fill(v1329, float(0.0f));
 
-  for (uint v1332 = 0u; v1332 < v2; v1332 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+  for (uint v1332 = 0u; v1332 < v2; v1332 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
     for (uint v1336 = v415; v1336 < 8192u; v1336 += v414) {  // kernels/gemm/gemm_tiles.hpp:95
       const uint v1338 = v1336 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const uint v1340 = v1336 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1325,9 +1325,9 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
         shm4[v1385] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:215
-    if (v406) {  // kernels/gemm/gemm_warpgroup.hpp:216
-      const uint v1394 = v483 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
+    if (v406) {  // kernels/gemm/gemm_warpgroup.hpp:215
+      const uint v1394 = v483 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
       const uint v2288 = v481 << 6u;
       const uint v2290 = v1394 + v2288;
       iron_frag<half, 16, 16> v2297;
@@ -1362,13 +1362,13 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
       iron_frag_load<true>(v2326, shm4, long(48u), long(64u));
       iron_frag_mma(v1329, v2324, v2326);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:217
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
   }
-  const uint v1405 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1405 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1406 = v485 + v1405;
-  const uint v1407 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1407 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1408 = v1319 + v1407;
-  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1410 = v406 && v1409;
   const bool v1411 = v1408 < v1;
   const bool v1412 = v1410 && v1411;
@@ -1380,11 +1380,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1417 = v1416 + v1408;
     out[v1417] = v1415;
   }
-  const uint v1418 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1418 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1419 = v485 + v1418;
-  const uint v1420 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1420 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1421 = v1319 + v1420;
-  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1423 = v406 && v1422;
   const bool v1424 = v1421 < v1;
   const bool v1425 = v1423 && v1424;
@@ -1396,11 +1396,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1430 = v1429 + v1421;
     out[v1430] = v1428;
   }
-  const uint v1431 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1431 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1432 = v485 + v1431;
-  const uint v1433 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1433 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1434 = v1319 + v1433;
-  const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1436 = v406 && v1435;
   const bool v1437 = v1434 < v1;
   const bool v1438 = v1436 && v1437;
@@ -1412,11 +1412,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1443 = v1442 + v1434;
     out[v1443] = v1441;
   }
-  const uint v1444 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1444 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1445 = v485 + v1444;
-  const uint v1446 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1446 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1447 = v1319 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1449 = v406 && v1448;
   const bool v1450 = v1447 < v1;
   const bool v1451 = v1449 && v1450;
@@ -1428,11 +1428,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1456 = v1455 + v1447;
     out[v1456] = v1454;
   }
-  const uint v1457 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1457 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1458 = v485 + v1457;
-  const uint v1459 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1459 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1460 = v1319 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1462 = v406 && v1461;
   const bool v1463 = v1460 < v1;
   const bool v1464 = v1462 && v1463;
@@ -1444,11 +1444,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1469 = v1468 + v1460;
     out[v1469] = v1467;
   }
-  const uint v1470 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1470 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1471 = v485 + v1470;
-  const uint v1472 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1472 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1473 = v1319 + v1472;
-  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1475 = v406 && v1474;
   const bool v1476 = v1473 < v1;
   const bool v1477 = v1475 && v1476;
@@ -1460,11 +1460,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1482 = v1481 + v1473;
     out[v1482] = v1480;
   }
-  const uint v1483 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1483 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1484 = v485 + v1483;
-  const uint v1485 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1485 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1486 = v1319 + v1485;
-  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1488 = v406 && v1487;
   const bool v1489 = v1486 < v1;
   const bool v1490 = v1488 && v1489;
@@ -1476,11 +1476,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1495 = v1494 + v1486;
     out[v1495] = v1493;
   }
-  const uint v1496 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1496 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1497 = v485 + v1496;
-  const uint v1498 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1498 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1499 = v1319 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1501 = v406 && v1500;
   const bool v1502 = v1499 < v1;
   const bool v1503 = v1501 && v1502;
@@ -1492,11 +1492,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1508 = v1507 + v1499;
     out[v1508] = v1506;
   }
-  const uint v1509 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1509 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1510 = v485 + v1509;
-  const uint v1511 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1511 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1512 = v1319 + v1511;
-  const bool v1513 = v1510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1513 = v1510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1514 = v406 && v1513;
   const bool v1515 = v1512 < v1;
   const bool v1516 = v1514 && v1515;
@@ -1508,11 +1508,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1521 = v1520 + v1512;
     out[v1521] = v1519;
   }
-  const uint v1522 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1522 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1523 = v485 + v1522;
-  const uint v1524 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1524 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1525 = v1319 + v1524;
-  const bool v1526 = v1523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1526 = v1523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1527 = v406 && v1526;
   const bool v1528 = v1525 < v1;
   const bool v1529 = v1527 && v1528;
@@ -1524,11 +1524,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1534 = v1533 + v1525;
     out[v1534] = v1532;
   }
-  const uint v1535 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1535 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1536 = v485 + v1535;
-  const uint v1537 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1537 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1538 = v1319 + v1537;
-  const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1540 = v406 && v1539;
   const bool v1541 = v1538 < v1;
   const bool v1542 = v1540 && v1541;
@@ -1540,11 +1540,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1547 = v1546 + v1538;
     out[v1547] = v1545;
   }
-  const uint v1548 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1548 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1549 = v485 + v1548;
-  const uint v1550 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1550 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1551 = v1319 + v1550;
-  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1553 = v406 && v1552;
   const bool v1554 = v1551 < v1;
   const bool v1555 = v1553 && v1554;
@@ -1556,11 +1556,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1560 = v1559 + v1551;
     out[v1560] = v1558;
   }
-  const uint v1561 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1561 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1562 = v485 + v1561;
-  const uint v1563 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1563 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1564 = v1319 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1566 = v406 && v1565;
   const bool v1567 = v1564 < v1;
   const bool v1568 = v1566 && v1567;
@@ -1572,11 +1572,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1573 = v1572 + v1564;
     out[v1573] = v1571;
   }
-  const uint v1574 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1574 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1575 = v485 + v1574;
-  const uint v1576 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1576 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1577 = v1319 + v1576;
-  const bool v1578 = v1575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1578 = v1575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1579 = v406 && v1578;
   const bool v1580 = v1577 < v1;
   const bool v1581 = v1579 && v1580;
@@ -1588,11 +1588,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1586 = v1585 + v1577;
     out[v1586] = v1584;
   }
-  const uint v1587 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1587 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1588 = v485 + v1587;
-  const uint v1589 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1589 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1590 = v1319 + v1589;
-  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1592 = v406 && v1591;
   const bool v1593 = v1590 < v1;
   const bool v1594 = v1592 && v1593;
@@ -1604,11 +1604,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1599 = v1598 + v1590;
     out[v1599] = v1597;
   }
-  const uint v1600 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1600 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1601 = v485 + v1600;
-  const uint v1602 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1602 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1603 = v1319 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1605 = v406 && v1604;
   const bool v1606 = v1603 < v1;
   const bool v1607 = v1605 && v1606;
@@ -1620,11 +1620,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1612 = v1611 + v1603;
     out[v1612] = v1610;
   }
-  const uint v1613 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1613 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1614 = v485 + v1613;
-  const uint v1615 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1615 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1616 = v1319 + v1615;
-  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1618 = v406 && v1617;
   const bool v1619 = v1616 < v1;
   const bool v1620 = v1618 && v1619;
@@ -1636,11 +1636,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1625 = v1624 + v1616;
     out[v1625] = v1623;
   }
-  const uint v1626 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1626 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1627 = v485 + v1626;
-  const uint v1628 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1628 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1629 = v1319 + v1628;
-  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1631 = v406 && v1630;
   const bool v1632 = v1629 < v1;
   const bool v1633 = v1631 && v1632;
@@ -1652,11 +1652,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1638 = v1637 + v1629;
     out[v1638] = v1636;
   }
-  const uint v1639 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1639 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1640 = v485 + v1639;
-  const uint v1641 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1641 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1642 = v1319 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1644 = v406 && v1643;
   const bool v1645 = v1642 < v1;
   const bool v1646 = v1644 && v1645;
@@ -1668,11 +1668,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1651 = v1650 + v1642;
     out[v1651] = v1649;
   }
-  const uint v1652 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1652 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1653 = v485 + v1652;
-  const uint v1654 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1654 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1655 = v1319 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1657 = v406 && v1656;
   const bool v1658 = v1655 < v1;
   const bool v1659 = v1657 && v1658;
@@ -1684,11 +1684,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1664 = v1663 + v1655;
     out[v1664] = v1662;
   }
-  const uint v1665 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1665 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1666 = v485 + v1665;
-  const uint v1667 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1667 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1668 = v1319 + v1667;
-  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1670 = v406 && v1669;
   const bool v1671 = v1668 < v1;
   const bool v1672 = v1670 && v1671;
@@ -1700,11 +1700,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1677 = v1676 + v1668;
     out[v1677] = v1675;
   }
-  const uint v1678 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1678 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1679 = v485 + v1678;
-  const uint v1680 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1680 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1681 = v1319 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1683 = v406 && v1682;
   const bool v1684 = v1681 < v1;
   const bool v1685 = v1683 && v1684;
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1690 = v1689 + v1681;
     out[v1690] = v1688;
   }
-  const uint v1691 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1691 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1692 = v485 + v1691;
-  const uint v1693 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1693 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1694 = v1319 + v1693;
-  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1696 = v406 && v1695;
   const bool v1697 = v1694 < v1;
   const bool v1698 = v1696 && v1697;
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1703 = v1702 + v1694;
     out[v1703] = v1701;
   }
-  const uint v1704 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1704 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1705 = v485 + v1704;
-  const uint v1706 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1706 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1707 = v1319 + v1706;
-  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1709 = v406 && v1708;
   const bool v1710 = v1707 < v1;
   const bool v1711 = v1709 && v1710;
@@ -1748,11 +1748,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1716 = v1715 + v1707;
     out[v1716] = v1714;
   }
-  const uint v1717 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1717 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1718 = v485 + v1717;
-  const uint v1719 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1719 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1720 = v1319 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1722 = v406 && v1721;
   const bool v1723 = v1720 < v1;
   const bool v1724 = v1722 && v1723;
@@ -1764,11 +1764,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1729 = v1728 + v1720;
     out[v1729] = v1727;
   }
-  const uint v1730 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1730 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1731 = v485 + v1730;
-  const uint v1732 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1732 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1733 = v1319 + v1732;
-  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1735 = v406 && v1734;
   const bool v1736 = v1733 < v1;
   const bool v1737 = v1735 && v1736;
@@ -1780,11 +1780,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1742 = v1741 + v1733;
     out[v1742] = v1740;
   }
-  const uint v1743 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1743 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1744 = v485 + v1743;
-  const uint v1745 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1745 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1746 = v1319 + v1745;
-  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1748 = v406 && v1747;
   const bool v1749 = v1746 < v1;
   const bool v1750 = v1748 && v1749;
@@ -1796,11 +1796,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1755 = v1754 + v1746;
     out[v1755] = v1753;
   }
-  const uint v1756 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1756 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1757 = v485 + v1756;
-  const uint v1758 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1758 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1759 = v1319 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1761 = v406 && v1760;
   const bool v1762 = v1759 < v1;
   const bool v1763 = v1761 && v1762;
@@ -1812,11 +1812,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1768 = v1767 + v1759;
     out[v1768] = v1766;
   }
-  const uint v1769 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1769 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1770 = v485 + v1769;
-  const uint v1771 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1771 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1772 = v1319 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1774 = v406 && v1773;
   const bool v1775 = v1772 < v1;
   const bool v1776 = v1774 && v1775;
@@ -1828,11 +1828,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1781 = v1780 + v1772;
     out[v1781] = v1779;
   }
-  const uint v1782 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1782 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1783 = v485 + v1782;
-  const uint v1784 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1784 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1785 = v1319 + v1784;
-  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1787 = v406 && v1786;
   const bool v1788 = v1785 < v1;
   const bool v1789 = v1787 && v1788;
@@ -1844,11 +1844,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1794 = v1793 + v1785;
     out[v1794] = v1792;
   }
-  const uint v1795 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1795 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1796 = v485 + v1795;
-  const uint v1797 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1797 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1798 = v1319 + v1797;
-  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1800 = v406 && v1799;
   const bool v1801 = v1798 < v1;
   const bool v1802 = v1800 && v1801;
@@ -1860,11 +1860,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1807 = v1806 + v1798;
     out[v1807] = v1805;
   }
-  const uint v1808 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1808 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1809 = v485 + v1808;
-  const uint v1810 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1810 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1811 = v1319 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1813 = v406 && v1812;
   const bool v1814 = v1811 < v1;
   const bool v1815 = v1813 && v1814;
@@ -1876,11 +1876,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1820 = v1819 + v1811;
     out[v1820] = v1818;
   }
-  const uint v1821 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1821 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1822 = v485 + v1821;
-  const uint v1823 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1823 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1824 = v1319 + v1823;
-  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1826 = v406 && v1825;
   const bool v1827 = v1824 < v1;
   const bool v1828 = v1826 && v1827;
@@ -1892,11 +1892,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1833 = v1832 + v1824;
     out[v1833] = v1831;
   }
-  const uint v1834 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1834 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1835 = v485 + v1834;
-  const uint v1836 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1836 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1837 = v1319 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1839 = v406 && v1838;
   const bool v1840 = v1837 < v1;
   const bool v1841 = v1839 && v1840;
@@ -1908,11 +1908,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1846 = v1845 + v1837;
     out[v1846] = v1844;
   }
-  const uint v1847 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1847 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1848 = v485 + v1847;
-  const uint v1849 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1849 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1850 = v1319 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1852 = v406 && v1851;
   const bool v1853 = v1850 < v1;
   const bool v1854 = v1852 && v1853;
@@ -1924,11 +1924,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1859 = v1858 + v1850;
     out[v1859] = v1857;
   }
-  const uint v1860 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1860 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1861 = v485 + v1860;
-  const uint v1862 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1862 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1863 = v1319 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1865 = v406 && v1864;
   const bool v1866 = v1863 < v1;
   const bool v1867 = v1865 && v1866;
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1872 = v1871 + v1863;
     out[v1872] = v1870;
   }
-  const uint v1873 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1873 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1874 = v485 + v1873;
-  const uint v1875 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1875 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1876 = v1319 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1878 = v406 && v1877;
   const bool v1879 = v1876 < v1;
   const bool v1880 = v1878 && v1879;
@@ -1956,11 +1956,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1885 = v1884 + v1876;
     out[v1885] = v1883;
   }
-  const uint v1886 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1886 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1887 = v485 + v1886;
-  const uint v1888 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1888 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1889 = v1319 + v1888;
-  const bool v1890 = v1887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1890 = v1887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1891 = v406 && v1890;
   const bool v1892 = v1889 < v1;
   const bool v1893 = v1891 && v1892;
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1898 = v1897 + v1889;
     out[v1898] = v1896;
   }
-  const uint v1899 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1899 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1900 = v485 + v1899;
-  const uint v1901 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1901 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1902 = v1319 + v1901;
-  const bool v1903 = v1900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1903 = v1900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1904 = v406 && v1903;
   const bool v1905 = v1902 < v1;
   const bool v1906 = v1904 && v1905;
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1911 = v1910 + v1902;
     out[v1911] = v1909;
   }
-  const uint v1912 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1912 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1913 = v485 + v1912;
-  const uint v1914 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1914 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1915 = v1319 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1917 = v406 && v1916;
   const bool v1918 = v1915 < v1;
   const bool v1919 = v1917 && v1918;
@@ -2004,11 +2004,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1924 = v1923 + v1915;
     out[v1924] = v1922;
   }
-  const uint v1925 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1925 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1926 = v485 + v1925;
-  const uint v1927 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1927 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1928 = v1319 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1930 = v406 && v1929;
   const bool v1931 = v1928 < v1;
   const bool v1932 = v1930 && v1931;
@@ -2020,11 +2020,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1937 = v1936 + v1928;
     out[v1937] = v1935;
   }
-  const uint v1938 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1938 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1939 = v485 + v1938;
-  const uint v1940 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1940 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1941 = v1319 + v1940;
-  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1943 = v406 && v1942;
   const bool v1944 = v1941 < v1;
   const bool v1945 = v1943 && v1944;
@@ -2036,11 +2036,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1950 = v1949 + v1941;
     out[v1950] = v1948;
   }
-  const uint v1951 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1951 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1952 = v485 + v1951;
-  const uint v1953 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1953 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1954 = v1319 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1956 = v406 && v1955;
   const bool v1957 = v1954 < v1;
   const bool v1958 = v1956 && v1957;
@@ -2052,11 +2052,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1963 = v1962 + v1954;
     out[v1963] = v1961;
   }
-  const uint v1964 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1964 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1965 = v485 + v1964;
-  const uint v1966 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1966 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1967 = v1319 + v1966;
-  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1969 = v406 && v1968;
   const bool v1970 = v1967 < v1;
   const bool v1971 = v1969 && v1970;
@@ -2068,11 +2068,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1976 = v1975 + v1967;
     out[v1976] = v1974;
   }
-  const uint v1977 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1977 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1978 = v485 + v1977;
-  const uint v1979 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1979 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1980 = v1319 + v1979;
-  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1982 = v406 && v1981;
   const bool v1983 = v1980 < v1;
   const bool v1984 = v1982 && v1983;
@@ -2084,11 +2084,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1989 = v1988 + v1980;
     out[v1989] = v1987;
   }
-  const uint v1990 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1990 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1991 = v485 + v1990;
-  const uint v1992 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1992 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1993 = v1319 + v1992;
-  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1995 = v406 && v1994;
   const bool v1996 = v1993 < v1;
   const bool v1997 = v1995 && v1996;
@@ -2100,11 +2100,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2002 = v2001 + v1993;
     out[v2002] = v2000;
   }
-  const uint v2003 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2003 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2004 = v485 + v2003;
-  const uint v2005 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2005 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2006 = v1319 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2008 = v406 && v2007;
   const bool v2009 = v2006 < v1;
   const bool v2010 = v2008 && v2009;
@@ -2116,11 +2116,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2015 = v2014 + v2006;
     out[v2015] = v2013;
   }
-  const uint v2016 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2016 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2017 = v485 + v2016;
-  const uint v2018 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2018 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2019 = v1319 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2021 = v406 && v2020;
   const bool v2022 = v2019 < v1;
   const bool v2023 = v2021 && v2022;
@@ -2132,11 +2132,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2028 = v2027 + v2019;
     out[v2028] = v2026;
   }
-  const uint v2029 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2029 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2030 = v485 + v2029;
-  const uint v2031 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2031 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2032 = v1319 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2034 = v406 && v2033;
   const bool v2035 = v2032 < v1;
   const bool v2036 = v2034 && v2035;
@@ -2148,11 +2148,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2041 = v2040 + v2032;
     out[v2041] = v2039;
   }
-  const uint v2042 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2042 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2043 = v485 + v2042;
-  const uint v2044 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2044 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2045 = v1319 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2047 = v406 && v2046;
   const bool v2048 = v2045 < v1;
   const bool v2049 = v2047 && v2048;
@@ -2164,11 +2164,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2054 = v2053 + v2045;
     out[v2054] = v2052;
   }
-  const uint v2055 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2055 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2056 = v485 + v2055;
-  const uint v2057 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2057 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2058 = v1319 + v2057;
-  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2060 = v406 && v2059;
   const bool v2061 = v2058 < v1;
   const bool v2062 = v2060 && v2061;
@@ -2180,11 +2180,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2067 = v2066 + v2058;
     out[v2067] = v2065;
   }
-  const uint v2068 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2068 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2069 = v485 + v2068;
-  const uint v2070 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2070 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2071 = v1319 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2073 = v406 && v2072;
   const bool v2074 = v2071 < v1;
   const bool v2075 = v2073 && v2074;
@@ -2196,11 +2196,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2080 = v2079 + v2071;
     out[v2080] = v2078;
   }
-  const uint v2081 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2081 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2082 = v485 + v2081;
-  const uint v2083 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2083 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2084 = v1319 + v2083;
-  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2086 = v406 && v2085;
   const bool v2087 = v2084 < v1;
   const bool v2088 = v2086 && v2087;
@@ -2212,11 +2212,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2093 = v2092 + v2084;
     out[v2093] = v2091;
   }
-  const uint v2094 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2094 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2095 = v485 + v2094;
-  const uint v2096 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2096 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2097 = v1319 + v2096;
-  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2099 = v406 && v2098;
   const bool v2100 = v2097 < v1;
   const bool v2101 = v2099 && v2100;
@@ -2228,11 +2228,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2106 = v2105 + v2097;
     out[v2106] = v2104;
   }
-  const uint v2107 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2107 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2108 = v485 + v2107;
-  const uint v2109 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2109 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2110 = v1319 + v2109;
-  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2112 = v406 && v2111;
   const bool v2113 = v2110 < v1;
   const bool v2114 = v2112 && v2113;
@@ -2244,11 +2244,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2119 = v2118 + v2110;
     out[v2119] = v2117;
   }
-  const uint v2120 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2120 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2121 = v485 + v2120;
-  const uint v2122 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2122 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2123 = v1319 + v2122;
-  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2125 = v406 && v2124;
   const bool v2126 = v2123 < v1;
   const bool v2127 = v2125 && v2126;
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2132 = v2131 + v2123;
     out[v2132] = v2130;
   }
-  const uint v2133 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2133 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2134 = v485 + v2133;
-  const uint v2135 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2135 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2136 = v1319 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2138 = v406 && v2137;
   const bool v2139 = v2136 < v1;
   const bool v2140 = v2138 && v2139;
@@ -2276,11 +2276,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2145 = v2144 + v2136;
     out[v2145] = v2143;
   }
-  const uint v2146 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2146 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2147 = v485 + v2146;
-  const uint v2148 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2148 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2149 = v1319 + v2148;
-  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2151 = v406 && v2150;
   const bool v2152 = v2149 < v1;
   const bool v2153 = v2151 && v2152;
@@ -2292,11 +2292,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2158 = v2157 + v2149;
     out[v2158] = v2156;
   }
-  const uint v2159 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2159 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2160 = v485 + v2159;
-  const uint v2161 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2161 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2162 = v1319 + v2161;
-  const bool v2163 = v2160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2163 = v2160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2164 = v406 && v2163;
   const bool v2165 = v2162 < v1;
   const bool v2166 = v2164 && v2165;
@@ -2308,11 +2308,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2171 = v2170 + v2162;
     out[v2171] = v2169;
   }
-  const uint v2172 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2172 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2173 = v485 + v2172;
-  const uint v2174 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2174 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2175 = v1319 + v2174;
-  const bool v2176 = v2173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2176 = v2173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2177 = v406 && v2176;
   const bool v2178 = v2175 < v1;
   const bool v2179 = v2177 && v2178;
@@ -2324,11 +2324,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2184 = v2183 + v2175;
     out[v2184] = v2182;
   }
-  const uint v2185 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2185 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2186 = v485 + v2185;
-  const uint v2187 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2187 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2188 = v1319 + v2187;
-  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2190 = v406 && v2189;
   const bool v2191 = v2188 < v1;
   const bool v2192 = v2190 && v2191;
@@ -2340,11 +2340,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2197 = v2196 + v2188;
     out[v2197] = v2195;
   }
-  const uint v2198 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2198 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2199 = v485 + v2198;
-  const uint v2200 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2200 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2201 = v1319 + v2200;
-  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2203 = v406 && v2202;
   const bool v2204 = v2201 < v1;
   const bool v2205 = v2203 && v2204;
@@ -2356,11 +2356,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2210 = v2209 + v2201;
     out[v2210] = v2208;
   }
-  const uint v2211 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2211 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2212 = v485 + v2211;
-  const uint v2213 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2213 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2214 = v1319 + v2213;
-  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2216 = v406 && v2215;
   const bool v2217 = v2214 < v1;
   const bool v2218 = v2216 && v2217;
@@ -2372,11 +2372,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2223 = v2222 + v2214;
     out[v2223] = v2221;
   }
-  const uint v2224 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2224 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2225 = v485 + v2224;
-  const uint v2226 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2226 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2227 = v1319 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2229 = v406 && v2228;
   const bool v2230 = v2227 < v1;
   const bool v2231 = v2229 && v2230;

@@ -101,15 +101,15 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v26 = v25 << 8u;
-  const uint v398 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:177
+  const uint v398 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:176
   const uint v399 = v398 >> 2u;
-  const bool v402 = v398 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:178
-  iron_frag<float, 16, 128> v406;  // kernels/gemm/gemm_warpgroup.hpp:183
+  const bool v402 = v398 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
+  iron_frag<float, 16, 128> v406;  // kernels/gemm/gemm_warpgroup.hpp:182
   iron_frag_fill(v406, float(0.0f));
-  const uint v409 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:222
+  const uint v409 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:221
   const bool v410 = v409 == 0u;
   if (v410) {
-    const uint v2572 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:226
+    const uint v2572 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:225
     const uint v2574 = v398 << 5u;
     const uint v2575 = v2574 + v2572;
     const uint v2579 = v2575 >> 3u;
@@ -129,18 +129,18 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2615 = v2600 << 6u;
     const uint v2619 = v2575 + 768u;
     const bool v2621 = v2619 < 1024u;
-    const uint v2657 = v26 + v2579;  // kernels/gemm/gemm_warpgroup.hpp:227
+    const uint v2657 = v26 + v2579;  // kernels/gemm/gemm_warpgroup.hpp:226
     const bool v2659 = v2657 < v1;
     const uint v2662 = v2657 * v2;
     const uint v2678 = v26 + v2600;
     const bool v2680 = v2678 < v1;
     const uint v2683 = v2678 * v2;
 
-    for (uint v2563 = 0u; v2563 < v2; v2563 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:223
+    for (uint v2563 = 0u; v2563 < v2; v2563 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:222
       const uint v2565 = v2563 >> 6u;
       const uint v2567 = v2565 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2570 = v2567 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const uint v2570 = v2567 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
       const uint v2585 = v2563 + v2583;
       const bool v2587 = v2585 < v2;
       const bool v2588 = v2586 && v2587;
@@ -180,7 +180,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm3[v2640 + e] = v2632 ? a[v2636 + e] : bfloat(0);
         }
       }
-      const bool v2661 = v2659 && v2587;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const bool v2661 = v2659 && v2587;  // kernels/gemm/gemm_warpgroup.hpp:226
       const uint v2664 = v2662 + v2585;
       const uint v2665 = v2661 ? v2664 : 0u;
       for (uint e = 0; e < 8u; ++e) {
@@ -211,11 +211,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v2713 + e] = v2705 ? b[v2709 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:223
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v402) {
-        const uint v2722 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+        const uint v2722 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
         const uint v2723 = v2722 << 6u;
         const uint v2724 = v2570 + v2723;
         const uint v2895 = v398 & 3u;
@@ -258,12 +258,12 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_mma(v406, v2935, v2937);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:223
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:222
   } else {
     const uint v437 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v438 = iron_tid.x;
 
-    for (uint v436 = 0u; v436 < v2; v436 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+    for (uint v436 = 0u; v436 < v2; v436 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
       for (uint v440 = v438; v440 < 8192u; v440 += v437) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v442 = v440 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v444 = v440 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -309,9 +309,9 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v487] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:215
-      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:216
-        const uint v495 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
+      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:215
+        const uint v495 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
         const uint v496 = v495 << 6u;
         const uint v2940 = v398 & 3u;
         const uint v2942 = v2940 << 4u;
@@ -349,19 +349,19 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_load<true>(v2982, shm4, long(48u), long(64u));
         iron_frag_mma(v406, v2980, v2982);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:217
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
     }
   }
-  const uint v501 = v398 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:242
+  const uint v501 = v398 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
   const uint v502 = v501 << 4u;
   const uint v504 = v399 << 6u;
   const uint v505 = v22 + v504;
   const uint v506 = v505 + v502;
-  const uint v507 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v507 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v508 = v506 + v507;
-  const uint v509 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v509 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v510 = v26 + v509;
-  const bool v511 = v508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v511 = v508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v512 = v402 && v511;
   const bool v513 = v510 < v1;
   const bool v514 = v512 && v513;
@@ -373,11 +373,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v519 = v518 + v510;
     out[v519] = v517;
   }
-  const uint v520 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v520 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v521 = v506 + v520;
-  const uint v522 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v522 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v523 = v26 + v522;
-  const bool v524 = v521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v524 = v521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v525 = v402 && v524;
   const bool v526 = v523 < v1;
   const bool v527 = v525 && v526;
@@ -389,11 +389,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v532 = v531 + v523;
     out[v532] = v530;
   }
-  const uint v533 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v533 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v534 = v506 + v533;
-  const uint v535 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v535 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v536 = v26 + v535;
-  const bool v537 = v534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v537 = v534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v538 = v402 && v537;
   const bool v539 = v536 < v1;
   const bool v540 = v538 && v539;
@@ -405,11 +405,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v545 = v544 + v536;
     out[v545] = v543;
   }
-  const uint v546 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v546 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v547 = v506 + v546;
-  const uint v548 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v548 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v549 = v26 + v548;
-  const bool v550 = v547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v550 = v547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v551 = v402 && v550;
   const bool v552 = v549 < v1;
   const bool v553 = v551 && v552;
@@ -421,11 +421,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v558 = v557 + v549;
     out[v558] = v556;
   }
-  const uint v559 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v559 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v560 = v506 + v559;
-  const uint v561 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v561 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v562 = v26 + v561;
-  const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v564 = v402 && v563;
   const bool v565 = v562 < v1;
   const bool v566 = v564 && v565;
@@ -437,11 +437,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v571 = v570 + v562;
     out[v571] = v569;
   }
-  const uint v572 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v572 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v573 = v506 + v572;
-  const uint v574 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v574 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v575 = v26 + v574;
-  const bool v576 = v573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v576 = v573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v577 = v402 && v576;
   const bool v578 = v575 < v1;
   const bool v579 = v577 && v578;
@@ -453,11 +453,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v584 = v583 + v575;
     out[v584] = v582;
   }
-  const uint v585 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v585 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v586 = v506 + v585;
-  const uint v587 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v587 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v588 = v26 + v587;
-  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v590 = v402 && v589;
   const bool v591 = v588 < v1;
   const bool v592 = v590 && v591;
@@ -469,11 +469,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v597 = v596 + v588;
     out[v597] = v595;
   }
-  const uint v598 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v598 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v599 = v506 + v598;
-  const uint v600 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v600 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v601 = v26 + v600;
-  const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v603 = v402 && v602;
   const bool v604 = v601 < v1;
   const bool v605 = v603 && v604;
@@ -485,11 +485,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v610 = v609 + v601;
     out[v610] = v608;
   }
-  const uint v611 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v611 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v612 = v506 + v611;
-  const uint v613 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v613 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v614 = v26 + v613;
-  const bool v615 = v612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v615 = v612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v616 = v402 && v615;
   const bool v617 = v614 < v1;
   const bool v618 = v616 && v617;
@@ -501,11 +501,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v623 = v622 + v614;
     out[v623] = v621;
   }
-  const uint v624 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v624 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v625 = v506 + v624;
-  const uint v626 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v626 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v627 = v26 + v626;
-  const bool v628 = v625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v628 = v625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v629 = v402 && v628;
   const bool v630 = v627 < v1;
   const bool v631 = v629 && v630;
@@ -517,11 +517,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v636 = v635 + v627;
     out[v636] = v634;
   }
-  const uint v637 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v637 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v638 = v506 + v637;
-  const uint v639 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v639 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v640 = v26 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v642 = v402 && v641;
   const bool v643 = v640 < v1;
   const bool v644 = v642 && v643;
@@ -533,11 +533,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v649 = v648 + v640;
     out[v649] = v647;
   }
-  const uint v650 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v650 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v651 = v506 + v650;
-  const uint v652 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v652 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v653 = v26 + v652;
-  const bool v654 = v651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v654 = v651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v655 = v402 && v654;
   const bool v656 = v653 < v1;
   const bool v657 = v655 && v656;
@@ -549,11 +549,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v662 = v661 + v653;
     out[v662] = v660;
   }
-  const uint v663 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v663 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v664 = v506 + v663;
-  const uint v665 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v665 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v666 = v26 + v665;
-  const bool v667 = v664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v667 = v664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v668 = v402 && v667;
   const bool v669 = v666 < v1;
   const bool v670 = v668 && v669;
@@ -565,11 +565,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v675 = v674 + v666;
     out[v675] = v673;
   }
-  const uint v676 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v676 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v677 = v506 + v676;
-  const uint v678 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v678 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v679 = v26 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v680 = v677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v681 = v402 && v680;
   const bool v682 = v679 < v1;
   const bool v683 = v681 && v682;
@@ -581,11 +581,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v688 = v687 + v679;
     out[v688] = v686;
   }
-  const uint v689 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v689 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v690 = v506 + v689;
-  const uint v691 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v691 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v692 = v26 + v691;
-  const bool v693 = v690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v693 = v690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v694 = v402 && v693;
   const bool v695 = v692 < v1;
   const bool v696 = v694 && v695;
@@ -597,11 +597,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v701 = v700 + v692;
     out[v701] = v699;
   }
-  const uint v702 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v702 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v703 = v506 + v702;
-  const uint v704 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v704 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v705 = v26 + v704;
-  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v707 = v402 && v706;
   const bool v708 = v705 < v1;
   const bool v709 = v707 && v708;
@@ -613,11 +613,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v714 = v713 + v705;
     out[v714] = v712;
   }
-  const uint v715 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v715 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v716 = v506 + v715;
-  const uint v717 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v717 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v718 = v26 + v717;
-  const bool v719 = v716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v719 = v716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v720 = v402 && v719;
   const bool v721 = v718 < v1;
   const bool v722 = v720 && v721;
@@ -629,11 +629,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v727 = v726 + v718;
     out[v727] = v725;
   }
-  const uint v728 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v728 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v729 = v506 + v728;
-  const uint v730 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v730 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v731 = v26 + v730;
-  const bool v732 = v729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v732 = v729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v733 = v402 && v732;
   const bool v734 = v731 < v1;
   const bool v735 = v733 && v734;
@@ -645,11 +645,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v740 = v739 + v731;
     out[v740] = v738;
   }
-  const uint v741 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v741 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v742 = v506 + v741;
-  const uint v743 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v743 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v744 = v26 + v743;
-  const bool v745 = v742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v745 = v742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v746 = v402 && v745;
   const bool v747 = v744 < v1;
   const bool v748 = v746 && v747;
@@ -661,11 +661,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v753 = v752 + v744;
     out[v753] = v751;
   }
-  const uint v754 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v754 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v755 = v506 + v754;
-  const uint v756 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v756 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v757 = v26 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v758 = v755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v759 = v402 && v758;
   const bool v760 = v757 < v1;
   const bool v761 = v759 && v760;
@@ -677,11 +677,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v766 = v765 + v757;
     out[v766] = v764;
   }
-  const uint v767 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v767 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v768 = v506 + v767;
-  const uint v769 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v769 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v770 = v26 + v769;
-  const bool v771 = v768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v772 = v402 && v771;
   const bool v773 = v770 < v1;
   const bool v774 = v772 && v773;
@@ -693,11 +693,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v779 = v778 + v770;
     out[v779] = v777;
   }
-  const uint v780 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v780 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v781 = v506 + v780;
-  const uint v782 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v782 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v783 = v26 + v782;
-  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v785 = v402 && v784;
   const bool v786 = v783 < v1;
   const bool v787 = v785 && v786;
@@ -709,11 +709,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v792 = v791 + v783;
     out[v792] = v790;
   }
-  const uint v793 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v793 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v794 = v506 + v793;
-  const uint v795 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v795 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v796 = v26 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v798 = v402 && v797;
   const bool v799 = v796 < v1;
   const bool v800 = v798 && v799;
@@ -725,11 +725,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v805 = v804 + v796;
     out[v805] = v803;
   }
-  const uint v806 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v806 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v807 = v506 + v806;
-  const uint v808 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v808 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v809 = v26 + v808;
-  const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v811 = v402 && v810;
   const bool v812 = v809 < v1;
   const bool v813 = v811 && v812;
@@ -741,11 +741,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v818 = v817 + v809;
     out[v818] = v816;
   }
-  const uint v819 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v819 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v820 = v506 + v819;
-  const uint v821 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v821 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v822 = v26 + v821;
-  const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v824 = v402 && v823;
   const bool v825 = v822 < v1;
   const bool v826 = v824 && v825;
@@ -757,11 +757,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v831 = v830 + v822;
     out[v831] = v829;
   }
-  const uint v832 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v832 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v833 = v506 + v832;
-  const uint v834 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v834 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v835 = v26 + v834;
-  const bool v836 = v833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v836 = v833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v837 = v402 && v836;
   const bool v838 = v835 < v1;
   const bool v839 = v837 && v838;
@@ -773,11 +773,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v844 = v843 + v835;
     out[v844] = v842;
   }
-  const uint v845 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v845 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v846 = v506 + v845;
-  const uint v847 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v847 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v848 = v26 + v847;
-  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v850 = v402 && v849;
   const bool v851 = v848 < v1;
   const bool v852 = v850 && v851;
@@ -789,11 +789,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v857 = v856 + v848;
     out[v857] = v855;
   }
-  const uint v858 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v858 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v859 = v506 + v858;
-  const uint v860 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v860 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v861 = v26 + v860;
-  const bool v862 = v859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v862 = v859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v863 = v402 && v862;
   const bool v864 = v861 < v1;
   const bool v865 = v863 && v864;
@@ -805,11 +805,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v870 = v869 + v861;
     out[v870] = v868;
   }
-  const uint v871 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v871 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v872 = v506 + v871;
-  const uint v873 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v873 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v874 = v26 + v873;
-  const bool v875 = v872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v875 = v872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v876 = v402 && v875;
   const bool v877 = v874 < v1;
   const bool v878 = v876 && v877;
@@ -821,11 +821,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v883 = v882 + v874;
     out[v883] = v881;
   }
-  const uint v884 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v884 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v885 = v506 + v884;
-  const uint v886 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v886 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v887 = v26 + v886;
-  const bool v888 = v885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v888 = v885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v889 = v402 && v888;
   const bool v890 = v887 < v1;
   const bool v891 = v889 && v890;
@@ -837,11 +837,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v896 = v895 + v887;
     out[v896] = v894;
   }
-  const uint v897 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v897 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v898 = v506 + v897;
-  const uint v899 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v899 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v900 = v26 + v899;
-  const bool v901 = v898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v901 = v898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v902 = v402 && v901;
   const bool v903 = v900 < v1;
   const bool v904 = v902 && v903;
@@ -853,11 +853,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v909 = v908 + v900;
     out[v909] = v907;
   }
-  const uint v910 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v910 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v911 = v506 + v910;
-  const uint v912 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v912 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v913 = v26 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v915 = v402 && v914;
   const bool v916 = v913 < v1;
   const bool v917 = v915 && v916;
@@ -869,11 +869,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v922 = v921 + v913;
     out[v922] = v920;
   }
-  const uint v923 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v923 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v924 = v506 + v923;
-  const uint v925 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v925 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v926 = v26 + v925;
-  const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v928 = v402 && v927;
   const bool v929 = v926 < v1;
   const bool v930 = v928 && v929;
@@ -885,11 +885,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v935 = v934 + v926;
     out[v935] = v933;
   }
-  const uint v936 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v936 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v937 = v506 + v936;
-  const uint v938 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v938 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v939 = v26 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v941 = v402 && v940;
   const bool v942 = v939 < v1;
   const bool v943 = v941 && v942;
@@ -901,11 +901,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v948 = v947 + v939;
     out[v948] = v946;
   }
-  const uint v949 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v949 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v950 = v506 + v949;
-  const uint v951 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v951 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v952 = v26 + v951;
-  const bool v953 = v950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v953 = v950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v954 = v402 && v953;
   const bool v955 = v952 < v1;
   const bool v956 = v954 && v955;
@@ -917,11 +917,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v961 = v960 + v952;
     out[v961] = v959;
   }
-  const uint v962 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v962 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v963 = v506 + v962;
-  const uint v964 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v964 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v965 = v26 + v964;
-  const bool v966 = v963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v966 = v963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v967 = v402 && v966;
   const bool v968 = v965 < v1;
   const bool v969 = v967 && v968;
@@ -933,11 +933,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v974 = v973 + v965;
     out[v974] = v972;
   }
-  const uint v975 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v975 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v976 = v506 + v975;
-  const uint v977 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v977 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v978 = v26 + v977;
-  const bool v979 = v976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v979 = v976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v980 = v402 && v979;
   const bool v981 = v978 < v1;
   const bool v982 = v980 && v981;
@@ -949,11 +949,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v987 = v986 + v978;
     out[v987] = v985;
   }
-  const uint v988 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v988 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v989 = v506 + v988;
-  const uint v990 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v990 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v991 = v26 + v990;
-  const bool v992 = v989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v992 = v989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v993 = v402 && v992;
   const bool v994 = v991 < v1;
   const bool v995 = v993 && v994;
@@ -965,11 +965,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1000 = v999 + v991;
     out[v1000] = v998;
   }
-  const uint v1001 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1001 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1002 = v506 + v1001;
-  const uint v1003 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1003 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1004 = v26 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1006 = v402 && v1005;
   const bool v1007 = v1004 < v1;
   const bool v1008 = v1006 && v1007;
@@ -981,11 +981,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1013 = v1012 + v1004;
     out[v1013] = v1011;
   }
-  const uint v1014 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1014 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1015 = v506 + v1014;
-  const uint v1016 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1016 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1017 = v26 + v1016;
-  const bool v1018 = v1015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1018 = v1015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1019 = v402 && v1018;
   const bool v1020 = v1017 < v1;
   const bool v1021 = v1019 && v1020;
@@ -997,11 +997,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1026 = v1025 + v1017;
     out[v1026] = v1024;
   }
-  const uint v1027 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1027 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1028 = v506 + v1027;
-  const uint v1029 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1029 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1030 = v26 + v1029;
-  const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1032 = v402 && v1031;
   const bool v1033 = v1030 < v1;
   const bool v1034 = v1032 && v1033;
@@ -1013,11 +1013,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1039 = v1038 + v1030;
     out[v1039] = v1037;
   }
-  const uint v1040 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1040 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1041 = v506 + v1040;
-  const uint v1042 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1042 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1043 = v26 + v1042;
-  const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1045 = v402 && v1044;
   const bool v1046 = v1043 < v1;
   const bool v1047 = v1045 && v1046;
@@ -1029,11 +1029,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1052 = v1051 + v1043;
     out[v1052] = v1050;
   }
-  const uint v1053 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1053 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1054 = v506 + v1053;
-  const uint v1055 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1055 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1056 = v26 + v1055;
-  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1058 = v402 && v1057;
   const bool v1059 = v1056 < v1;
   const bool v1060 = v1058 && v1059;
@@ -1045,11 +1045,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1065 = v1064 + v1056;
     out[v1065] = v1063;
   }
-  const uint v1066 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1066 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1067 = v506 + v1066;
-  const uint v1068 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1068 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1069 = v26 + v1068;
-  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1071 = v402 && v1070;
   const bool v1072 = v1069 < v1;
   const bool v1073 = v1071 && v1072;
@@ -1061,11 +1061,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1078 = v1077 + v1069;
     out[v1078] = v1076;
   }
-  const uint v1079 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1079 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1080 = v506 + v1079;
-  const uint v1081 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1081 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1082 = v26 + v1081;
-  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1084 = v402 && v1083;
   const bool v1085 = v1082 < v1;
   const bool v1086 = v1084 && v1085;
@@ -1077,11 +1077,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1091 = v1090 + v1082;
     out[v1091] = v1089;
   }
-  const uint v1092 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1092 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1093 = v506 + v1092;
-  const uint v1094 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1094 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1095 = v26 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1097 = v402 && v1096;
   const bool v1098 = v1095 < v1;
   const bool v1099 = v1097 && v1098;
@@ -1093,11 +1093,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1104 = v1103 + v1095;
     out[v1104] = v1102;
   }
-  const uint v1105 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1105 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1106 = v506 + v1105;
-  const uint v1107 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1107 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1108 = v26 + v1107;
-  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1110 = v402 && v1109;
   const bool v1111 = v1108 < v1;
   const bool v1112 = v1110 && v1111;
@@ -1109,11 +1109,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1117 = v1116 + v1108;
     out[v1117] = v1115;
   }
-  const uint v1118 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1118 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1119 = v506 + v1118;
-  const uint v1120 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1120 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1121 = v26 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1123 = v402 && v1122;
   const bool v1124 = v1121 < v1;
   const bool v1125 = v1123 && v1124;
@@ -1125,11 +1125,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1130 = v1129 + v1121;
     out[v1130] = v1128;
   }
-  const uint v1131 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1131 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1132 = v506 + v1131;
-  const uint v1133 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1133 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1134 = v26 + v1133;
-  const bool v1135 = v1132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1135 = v1132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1136 = v402 && v1135;
   const bool v1137 = v1134 < v1;
   const bool v1138 = v1136 && v1137;
@@ -1141,11 +1141,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1143 = v1142 + v1134;
     out[v1143] = v1141;
   }
-  const uint v1144 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1144 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1145 = v506 + v1144;
-  const uint v1146 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1146 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1147 = v26 + v1146;
-  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1149 = v402 && v1148;
   const bool v1150 = v1147 < v1;
   const bool v1151 = v1149 && v1150;
@@ -1157,11 +1157,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1156 = v1155 + v1147;
     out[v1156] = v1154;
   }
-  const uint v1157 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1157 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1158 = v506 + v1157;
-  const uint v1159 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1159 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1160 = v26 + v1159;
-  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1162 = v402 && v1161;
   const bool v1163 = v1160 < v1;
   const bool v1164 = v1162 && v1163;
@@ -1173,11 +1173,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1169 = v1168 + v1160;
     out[v1169] = v1167;
   }
-  const uint v1170 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1170 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1171 = v506 + v1170;
-  const uint v1172 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1172 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1173 = v26 + v1172;
-  const bool v1174 = v1171 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1174 = v1171 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1175 = v402 && v1174;
   const bool v1176 = v1173 < v1;
   const bool v1177 = v1175 && v1176;
@@ -1189,11 +1189,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1182 = v1181 + v1173;
     out[v1182] = v1180;
   }
-  const uint v1183 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1183 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1184 = v506 + v1183;
-  const uint v1185 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1185 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1186 = v26 + v1185;
-  const bool v1187 = v1184 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1187 = v1184 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1188 = v402 && v1187;
   const bool v1189 = v1186 < v1;
   const bool v1190 = v1188 && v1189;
@@ -1205,11 +1205,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1195 = v1194 + v1186;
     out[v1195] = v1193;
   }
-  const uint v1196 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1196 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1197 = v506 + v1196;
-  const uint v1198 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1198 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1199 = v26 + v1198;
-  const bool v1200 = v1197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1200 = v1197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1201 = v402 && v1200;
   const bool v1202 = v1199 < v1;
   const bool v1203 = v1201 && v1202;
@@ -1221,11 +1221,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1208 = v1207 + v1199;
     out[v1208] = v1206;
   }
-  const uint v1209 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1209 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1210 = v506 + v1209;
-  const uint v1211 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1211 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1212 = v26 + v1211;
-  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1214 = v402 && v1213;
   const bool v1215 = v1212 < v1;
   const bool v1216 = v1214 && v1215;
@@ -1237,11 +1237,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1221 = v1220 + v1212;
     out[v1221] = v1219;
   }
-  const uint v1222 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1222 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1223 = v506 + v1222;
-  const uint v1224 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1224 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1225 = v26 + v1224;
-  const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1227 = v402 && v1226;
   const bool v1228 = v1225 < v1;
   const bool v1229 = v1227 && v1228;
@@ -1253,11 +1253,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1234 = v1233 + v1225;
     out[v1234] = v1232;
   }
-  const uint v1235 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1235 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1236 = v506 + v1235;
-  const uint v1237 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1237 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1238 = v26 + v1237;
-  const bool v1239 = v1236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1239 = v1236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1240 = v402 && v1239;
   const bool v1241 = v1238 < v1;
   const bool v1242 = v1240 && v1241;
@@ -1269,11 +1269,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1247 = v1246 + v1238;
     out[v1247] = v1245;
   }
-  const uint v1248 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1248 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1249 = v506 + v1248;
-  const uint v1250 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1250 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1251 = v26 + v1250;
-  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1253 = v402 && v1252;
   const bool v1254 = v1251 < v1;
   const bool v1255 = v1253 && v1254;
@@ -1285,11 +1285,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1260 = v1259 + v1251;
     out[v1260] = v1258;
   }
-  const uint v1261 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1261 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1262 = v506 + v1261;
-  const uint v1263 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1263 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1264 = v26 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1266 = v402 && v1265;
   const bool v1267 = v1264 < v1;
   const bool v1268 = v1266 && v1267;
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1273 = v1272 + v1264;
     out[v1273] = v1271;
   }
-  const uint v1274 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1274 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1275 = v506 + v1274;
-  const uint v1276 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1276 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1277 = v26 + v1276;
-  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1279 = v402 && v1278;
   const bool v1280 = v1277 < v1;
   const bool v1281 = v1279 && v1280;
@@ -1317,11 +1317,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1286 = v1285 + v1277;
     out[v1286] = v1284;
   }
-  const uint v1287 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1287 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1288 = v506 + v1287;
-  const uint v1289 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1289 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1290 = v26 + v1289;
-  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1292 = v402 && v1291;
   const bool v1293 = v1290 < v1;
   const bool v1294 = v1292 && v1293;
@@ -1333,11 +1333,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1299 = v1298 + v1290;
     out[v1299] = v1297;
   }
-  const uint v1300 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1300 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1301 = v506 + v1300;
-  const uint v1302 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1302 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1303 = v26 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1305 = v402 && v1304;
   const bool v1306 = v1303 < v1;
   const bool v1307 = v1305 && v1306;
@@ -1349,11 +1349,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1312 = v1311 + v1303;
     out[v1312] = v1310;
   }
-  const uint v1313 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1313 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1314 = v506 + v1313;
-  const uint v1315 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1315 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1316 = v26 + v1315;
-  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1318 = v402 && v1317;
   const bool v1319 = v1316 < v1;
   const bool v1320 = v1318 && v1319;
@@ -1365,11 +1365,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1325 = v1324 + v1316;
     out[v1325] = v1323;
   }
-  const uint v1326 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1326 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1327 = v506 + v1326;
-  const uint v1328 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1328 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1329 = v26 + v1328;
-  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1331 = v402 && v1330;
   const bool v1332 = v1329 < v1;
   const bool v1333 = v1331 && v1332;
@@ -1381,11 +1381,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1338 = v1337 + v1329;
     out[v1338] = v1336;
   }
-  const uint v1340 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:311
-  iron_frag<float, 16, 128> v1350;  // kernels/gemm/gemm_warpgroup.hpp:183
+  const uint v1340 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
+  iron_frag<float, 16, 128> v1350;  // kernels/gemm/gemm_warpgroup.hpp:182
   iron_frag_fill(v1350, float(0.0f));
-  if (v410) {  // kernels/gemm/gemm_warpgroup.hpp:222
-    const uint v2737 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:226
+  if (v410) {  // kernels/gemm/gemm_warpgroup.hpp:221
+    const uint v2737 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:225
     const uint v2739 = v398 << 5u;
     const uint v2740 = v2739 + v2737;
     const uint v2744 = v2740 >> 3u;
@@ -1405,18 +1405,18 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2780 = v2765 << 6u;
     const uint v2784 = v2740 + 768u;
     const bool v2786 = v2784 < 1024u;
-    const uint v2822 = v1340 + v2744;  // kernels/gemm/gemm_warpgroup.hpp:227
+    const uint v2822 = v1340 + v2744;  // kernels/gemm/gemm_warpgroup.hpp:226
     const bool v2824 = v2822 < v1;
     const uint v2827 = v2822 * v2;
     const uint v2843 = v1340 + v2765;
     const bool v2845 = v2843 < v1;
     const uint v2848 = v2843 * v2;
 
-    for (uint v2728 = 0u; v2728 < v2; v2728 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:223
+    for (uint v2728 = 0u; v2728 < v2; v2728 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:222
       const uint v2730 = v2728 >> 6u;
       const uint v2732 = v2730 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2735 = v2732 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const uint v2735 = v2732 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
       const uint v2750 = v2728 + v2748;
       const bool v2752 = v2750 < v2;
       const bool v2753 = v2751 && v2752;
@@ -1456,7 +1456,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm3[v2805 + e] = v2797 ? a[v2801 + e] : bfloat(0);
         }
       }
-      const bool v2826 = v2824 && v2752;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const bool v2826 = v2824 && v2752;  // kernels/gemm/gemm_warpgroup.hpp:226
       const uint v2829 = v2827 + v2750;
       const uint v2830 = v2826 ? v2829 : 0u;
       for (uint e = 0; e < 8u; ++e) {
@@ -1487,11 +1487,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v2878 + e] = v2870 ? b[v2874 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:223
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v402) {
-        const uint v2888 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+        const uint v2888 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
         const uint v2889 = v2735 + v2888;
         const uint v2989 = v502 << 6u;
         const uint v2991 = v2889 + v2989;
@@ -1531,12 +1531,12 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_mma(v1350, v3025, v3027);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:223
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:222
   } else {
     const uint v1381 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v1382 = iron_tid.x;
 
-    for (uint v1380 = 0u; v1380 < v2; v1380 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+    for (uint v1380 = 0u; v1380 < v2; v1380 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
       for (uint v1384 = v1382; v1384 < 8192u; v1384 += v1381) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v1386 = v1384 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v1388 = v1384 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1582,9 +1582,9 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v1431] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:215
-      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:216
-        const uint v1440 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
+      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:215
+        const uint v1440 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
         const uint v3034 = v502 << 6u;
         const uint v3036 = v1440 + v3034;
         iron_frag<bfloat, 16, 16> v3043;
@@ -1619,14 +1619,14 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_load<true>(v3072, shm4, long(48u), long(64u));
         iron_frag_mma(v1350, v3070, v3072);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:217
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
     }
   }
-  const uint v1451 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1451 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1452 = v506 + v1451;
-  const uint v1453 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1453 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1454 = v1340 + v1453;
-  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1456 = v402 && v1455;
   const bool v1457 = v1454 < v1;
   const bool v1458 = v1456 && v1457;
@@ -1638,11 +1638,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1463 = v1462 + v1454;
     out[v1463] = v1461;
   }
-  const uint v1464 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1464 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1465 = v506 + v1464;
-  const uint v1466 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1466 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1467 = v1340 + v1466;
-  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1469 = v402 && v1468;
   const bool v1470 = v1467 < v1;
   const bool v1471 = v1469 && v1470;
@@ -1654,11 +1654,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1476 = v1475 + v1467;
     out[v1476] = v1474;
   }
-  const uint v1477 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1477 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1478 = v506 + v1477;
-  const uint v1479 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1479 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1480 = v1340 + v1479;
-  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1482 = v402 && v1481;
   const bool v1483 = v1480 < v1;
   const bool v1484 = v1482 && v1483;
@@ -1670,11 +1670,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1489 = v1488 + v1480;
     out[v1489] = v1487;
   }
-  const uint v1490 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1490 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1491 = v506 + v1490;
-  const uint v1492 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1492 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1493 = v1340 + v1492;
-  const bool v1494 = v1491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1494 = v1491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1495 = v402 && v1494;
   const bool v1496 = v1493 < v1;
   const bool v1497 = v1495 && v1496;
@@ -1686,11 +1686,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1502 = v1501 + v1493;
     out[v1502] = v1500;
   }
-  const uint v1503 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1503 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1504 = v506 + v1503;
-  const uint v1505 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1505 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1506 = v1340 + v1505;
-  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1508 = v402 && v1507;
   const bool v1509 = v1506 < v1;
   const bool v1510 = v1508 && v1509;
@@ -1702,11 +1702,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1515 = v1514 + v1506;
     out[v1515] = v1513;
   }
-  const uint v1516 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1516 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1517 = v506 + v1516;
-  const uint v1518 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1518 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1519 = v1340 + v1518;
-  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1521 = v402 && v1520;
   const bool v1522 = v1519 < v1;
   const bool v1523 = v1521 && v1522;
@@ -1718,11 +1718,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1528 = v1527 + v1519;
     out[v1528] = v1526;
   }
-  const uint v1529 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1529 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1530 = v506 + v1529;
-  const uint v1531 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1531 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1532 = v1340 + v1531;
-  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1534 = v402 && v1533;
   const bool v1535 = v1532 < v1;
   const bool v1536 = v1534 && v1535;
@@ -1734,11 +1734,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1541 = v1540 + v1532;
     out[v1541] = v1539;
   }
-  const uint v1542 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1542 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1543 = v506 + v1542;
-  const uint v1544 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1544 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1545 = v1340 + v1544;
-  const bool v1546 = v1543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1546 = v1543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1547 = v402 && v1546;
   const bool v1548 = v1545 < v1;
   const bool v1549 = v1547 && v1548;
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1554 = v1553 + v1545;
     out[v1554] = v1552;
   }
-  const uint v1555 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1555 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1556 = v506 + v1555;
-  const uint v1557 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1557 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1558 = v1340 + v1557;
-  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1560 = v402 && v1559;
   const bool v1561 = v1558 < v1;
   const bool v1562 = v1560 && v1561;
@@ -1766,11 +1766,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1567 = v1566 + v1558;
     out[v1567] = v1565;
   }
-  const uint v1568 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1568 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1569 = v506 + v1568;
-  const uint v1570 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1570 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1571 = v1340 + v1570;
-  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1573 = v402 && v1572;
   const bool v1574 = v1571 < v1;
   const bool v1575 = v1573 && v1574;
@@ -1782,11 +1782,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1580 = v1579 + v1571;
     out[v1580] = v1578;
   }
-  const uint v1581 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1581 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1582 = v506 + v1581;
-  const uint v1583 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1583 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1584 = v1340 + v1583;
-  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1586 = v402 && v1585;
   const bool v1587 = v1584 < v1;
   const bool v1588 = v1586 && v1587;
@@ -1798,11 +1798,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1593 = v1592 + v1584;
     out[v1593] = v1591;
   }
-  const uint v1594 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1594 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1595 = v506 + v1594;
-  const uint v1596 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1596 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1597 = v1340 + v1596;
-  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1599 = v402 && v1598;
   const bool v1600 = v1597 < v1;
   const bool v1601 = v1599 && v1600;
@@ -1814,11 +1814,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1606 = v1605 + v1597;
     out[v1606] = v1604;
   }
-  const uint v1607 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1607 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1608 = v506 + v1607;
-  const uint v1609 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1609 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1610 = v1340 + v1609;
-  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1612 = v402 && v1611;
   const bool v1613 = v1610 < v1;
   const bool v1614 = v1612 && v1613;
@@ -1830,11 +1830,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1619 = v1618 + v1610;
     out[v1619] = v1617;
   }
-  const uint v1620 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1620 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1621 = v506 + v1620;
-  const uint v1622 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1622 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1623 = v1340 + v1622;
-  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1625 = v402 && v1624;
   const bool v1626 = v1623 < v1;
   const bool v1627 = v1625 && v1626;
@@ -1846,11 +1846,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1632 = v1631 + v1623;
     out[v1632] = v1630;
   }
-  const uint v1633 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1633 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1634 = v506 + v1633;
-  const uint v1635 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1635 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1636 = v1340 + v1635;
-  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1638 = v402 && v1637;
   const bool v1639 = v1636 < v1;
   const bool v1640 = v1638 && v1639;
@@ -1862,11 +1862,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1645 = v1644 + v1636;
     out[v1645] = v1643;
   }
-  const uint v1646 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1646 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1647 = v506 + v1646;
-  const uint v1648 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1648 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1649 = v1340 + v1648;
-  const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1651 = v402 && v1650;
   const bool v1652 = v1649 < v1;
   const bool v1653 = v1651 && v1652;
@@ -1878,11 +1878,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1658 = v1657 + v1649;
     out[v1658] = v1656;
   }
-  const uint v1659 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1659 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1660 = v506 + v1659;
-  const uint v1661 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1661 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1662 = v1340 + v1661;
-  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1664 = v402 && v1663;
   const bool v1665 = v1662 < v1;
   const bool v1666 = v1664 && v1665;
@@ -1894,11 +1894,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1671 = v1670 + v1662;
     out[v1671] = v1669;
   }
-  const uint v1672 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1672 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1673 = v506 + v1672;
-  const uint v1674 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1674 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1675 = v1340 + v1674;
-  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1677 = v402 && v1676;
   const bool v1678 = v1675 < v1;
   const bool v1679 = v1677 && v1678;
@@ -1910,11 +1910,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1684 = v1683 + v1675;
     out[v1684] = v1682;
   }
-  const uint v1685 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1685 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1686 = v506 + v1685;
-  const uint v1687 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1687 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1688 = v1340 + v1687;
-  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1690 = v402 && v1689;
   const bool v1691 = v1688 < v1;
   const bool v1692 = v1690 && v1691;
@@ -1926,11 +1926,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1697 = v1696 + v1688;
     out[v1697] = v1695;
   }
-  const uint v1698 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1698 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1699 = v506 + v1698;
-  const uint v1700 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1700 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1701 = v1340 + v1700;
-  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1703 = v402 && v1702;
   const bool v1704 = v1701 < v1;
   const bool v1705 = v1703 && v1704;
@@ -1942,11 +1942,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1710 = v1709 + v1701;
     out[v1710] = v1708;
   }
-  const uint v1711 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1711 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1712 = v506 + v1711;
-  const uint v1713 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1713 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1714 = v1340 + v1713;
-  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1716 = v402 && v1715;
   const bool v1717 = v1714 < v1;
   const bool v1718 = v1716 && v1717;
@@ -1958,11 +1958,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1723 = v1722 + v1714;
     out[v1723] = v1721;
   }
-  const uint v1724 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1724 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1725 = v506 + v1724;
-  const uint v1726 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1726 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1727 = v1340 + v1726;
-  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1729 = v402 && v1728;
   const bool v1730 = v1727 < v1;
   const bool v1731 = v1729 && v1730;
@@ -1974,11 +1974,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1736 = v1735 + v1727;
     out[v1736] = v1734;
   }
-  const uint v1737 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1737 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1738 = v506 + v1737;
-  const uint v1739 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1739 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1740 = v1340 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1742 = v402 && v1741;
   const bool v1743 = v1740 < v1;
   const bool v1744 = v1742 && v1743;
@@ -1990,11 +1990,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1749 = v1748 + v1740;
     out[v1749] = v1747;
   }
-  const uint v1750 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1750 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1751 = v506 + v1750;
-  const uint v1752 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1752 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1753 = v1340 + v1752;
-  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1755 = v402 && v1754;
   const bool v1756 = v1753 < v1;
   const bool v1757 = v1755 && v1756;
@@ -2006,11 +2006,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1762 = v1761 + v1753;
     out[v1762] = v1760;
   }
-  const uint v1763 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1763 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1764 = v506 + v1763;
-  const uint v1765 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1765 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1766 = v1340 + v1765;
-  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1768 = v402 && v1767;
   const bool v1769 = v1766 < v1;
   const bool v1770 = v1768 && v1769;
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1775 = v1774 + v1766;
     out[v1775] = v1773;
   }
-  const uint v1776 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1776 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1777 = v506 + v1776;
-  const uint v1778 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1778 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1779 = v1340 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1781 = v402 && v1780;
   const bool v1782 = v1779 < v1;
   const bool v1783 = v1781 && v1782;
@@ -2038,11 +2038,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1788 = v1787 + v1779;
     out[v1788] = v1786;
   }
-  const uint v1789 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1789 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1790 = v506 + v1789;
-  const uint v1791 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1791 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1792 = v1340 + v1791;
-  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1794 = v402 && v1793;
   const bool v1795 = v1792 < v1;
   const bool v1796 = v1794 && v1795;
@@ -2054,11 +2054,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1801 = v1800 + v1792;
     out[v1801] = v1799;
   }
-  const uint v1802 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1802 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1803 = v506 + v1802;
-  const uint v1804 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1804 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1805 = v1340 + v1804;
-  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1807 = v402 && v1806;
   const bool v1808 = v1805 < v1;
   const bool v1809 = v1807 && v1808;
@@ -2070,11 +2070,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1814 = v1813 + v1805;
     out[v1814] = v1812;
   }
-  const uint v1815 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1815 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1816 = v506 + v1815;
-  const uint v1817 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1817 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1818 = v1340 + v1817;
-  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1820 = v402 && v1819;
   const bool v1821 = v1818 < v1;
   const bool v1822 = v1820 && v1821;
@@ -2086,11 +2086,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1827 = v1826 + v1818;
     out[v1827] = v1825;
   }
-  const uint v1828 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1828 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1829 = v506 + v1828;
-  const uint v1830 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1830 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1831 = v1340 + v1830;
-  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1833 = v402 && v1832;
   const bool v1834 = v1831 < v1;
   const bool v1835 = v1833 && v1834;
@@ -2102,11 +2102,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1840 = v1839 + v1831;
     out[v1840] = v1838;
   }
-  const uint v1841 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1841 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1842 = v506 + v1841;
-  const uint v1843 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1843 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1844 = v1340 + v1843;
-  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1846 = v402 && v1845;
   const bool v1847 = v1844 < v1;
   const bool v1848 = v1846 && v1847;
@@ -2118,11 +2118,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1853 = v1852 + v1844;
     out[v1853] = v1851;
   }
-  const uint v1854 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1854 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1855 = v506 + v1854;
-  const uint v1856 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1856 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1857 = v1340 + v1856;
-  const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1859 = v402 && v1858;
   const bool v1860 = v1857 < v1;
   const bool v1861 = v1859 && v1860;
@@ -2134,11 +2134,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1866 = v1865 + v1857;
     out[v1866] = v1864;
   }
-  const uint v1867 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1867 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1868 = v506 + v1867;
-  const uint v1869 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1869 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1870 = v1340 + v1869;
-  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1872 = v402 && v1871;
   const bool v1873 = v1870 < v1;
   const bool v1874 = v1872 && v1873;
@@ -2150,11 +2150,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1879 = v1878 + v1870;
     out[v1879] = v1877;
   }
-  const uint v1880 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1880 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1881 = v506 + v1880;
-  const uint v1882 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1882 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1883 = v1340 + v1882;
-  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1885 = v402 && v1884;
   const bool v1886 = v1883 < v1;
   const bool v1887 = v1885 && v1886;
@@ -2166,11 +2166,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1892 = v1891 + v1883;
     out[v1892] = v1890;
   }
-  const uint v1893 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1893 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1894 = v506 + v1893;
-  const uint v1895 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1895 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1896 = v1340 + v1895;
-  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1898 = v402 && v1897;
   const bool v1899 = v1896 < v1;
   const bool v1900 = v1898 && v1899;
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1905 = v1904 + v1896;
     out[v1905] = v1903;
   }
-  const uint v1906 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1906 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1907 = v506 + v1906;
-  const uint v1908 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1908 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1909 = v1340 + v1908;
-  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1911 = v402 && v1910;
   const bool v1912 = v1909 < v1;
   const bool v1913 = v1911 && v1912;
@@ -2198,11 +2198,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1918 = v1917 + v1909;
     out[v1918] = v1916;
   }
-  const uint v1919 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1919 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1920 = v506 + v1919;
-  const uint v1921 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1921 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1922 = v1340 + v1921;
-  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1924 = v402 && v1923;
   const bool v1925 = v1922 < v1;
   const bool v1926 = v1924 && v1925;
@@ -2214,11 +2214,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1931 = v1930 + v1922;
     out[v1931] = v1929;
   }
-  const uint v1932 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1932 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1933 = v506 + v1932;
-  const uint v1934 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1934 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1935 = v1340 + v1934;
-  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1937 = v402 && v1936;
   const bool v1938 = v1935 < v1;
   const bool v1939 = v1937 && v1938;
@@ -2230,11 +2230,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1944 = v1943 + v1935;
     out[v1944] = v1942;
   }
-  const uint v1945 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1945 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1946 = v506 + v1945;
-  const uint v1947 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1947 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1948 = v1340 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1950 = v402 && v1949;
   const bool v1951 = v1948 < v1;
   const bool v1952 = v1950 && v1951;
@@ -2246,11 +2246,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1957 = v1956 + v1948;
     out[v1957] = v1955;
   }
-  const uint v1958 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1958 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1959 = v506 + v1958;
-  const uint v1960 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1960 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1961 = v1340 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1963 = v402 && v1962;
   const bool v1964 = v1961 < v1;
   const bool v1965 = v1963 && v1964;
@@ -2262,11 +2262,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1970 = v1969 + v1961;
     out[v1970] = v1968;
   }
-  const uint v1971 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1971 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1972 = v506 + v1971;
-  const uint v1973 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1973 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1974 = v1340 + v1973;
-  const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1976 = v402 && v1975;
   const bool v1977 = v1974 < v1;
   const bool v1978 = v1976 && v1977;
@@ -2278,11 +2278,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1983 = v1982 + v1974;
     out[v1983] = v1981;
   }
-  const uint v1984 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1984 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1985 = v506 + v1984;
-  const uint v1986 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1986 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v1987 = v1340 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v1989 = v402 && v1988;
   const bool v1990 = v1987 < v1;
   const bool v1991 = v1989 && v1990;
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1996 = v1995 + v1987;
     out[v1996] = v1994;
   }
-  const uint v1997 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v1997 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v1998 = v506 + v1997;
-  const uint v1999 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1999 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2000 = v1340 + v1999;
-  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2002 = v402 && v2001;
   const bool v2003 = v2000 < v1;
   const bool v2004 = v2002 && v2003;
@@ -2310,11 +2310,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2009 = v2008 + v2000;
     out[v2009] = v2007;
   }
-  const uint v2010 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2010 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2011 = v506 + v2010;
-  const uint v2012 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2012 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2013 = v1340 + v2012;
-  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2015 = v402 && v2014;
   const bool v2016 = v2013 < v1;
   const bool v2017 = v2015 && v2016;
@@ -2326,11 +2326,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2022 = v2021 + v2013;
     out[v2022] = v2020;
   }
-  const uint v2023 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2023 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2024 = v506 + v2023;
-  const uint v2025 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2025 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2026 = v1340 + v2025;
-  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2028 = v402 && v2027;
   const bool v2029 = v2026 < v1;
   const bool v2030 = v2028 && v2029;
@@ -2342,11 +2342,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2035 = v2034 + v2026;
     out[v2035] = v2033;
   }
-  const uint v2036 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2036 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2037 = v506 + v2036;
-  const uint v2038 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2038 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2039 = v1340 + v2038;
-  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2041 = v402 && v2040;
   const bool v2042 = v2039 < v1;
   const bool v2043 = v2041 && v2042;
@@ -2358,11 +2358,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2048 = v2047 + v2039;
     out[v2048] = v2046;
   }
-  const uint v2049 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2049 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2050 = v506 + v2049;
-  const uint v2051 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2051 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2052 = v1340 + v2051;
-  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2054 = v402 && v2053;
   const bool v2055 = v2052 < v1;
   const bool v2056 = v2054 && v2055;
@@ -2374,11 +2374,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2061 = v2060 + v2052;
     out[v2061] = v2059;
   }
-  const uint v2062 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2062 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2063 = v506 + v2062;
-  const uint v2064 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2064 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2065 = v1340 + v2064;
-  const bool v2066 = v2063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2066 = v2063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2067 = v402 && v2066;
   const bool v2068 = v2065 < v1;
   const bool v2069 = v2067 && v2068;
@@ -2390,11 +2390,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2074 = v2073 + v2065;
     out[v2074] = v2072;
   }
-  const uint v2075 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2075 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2076 = v506 + v2075;
-  const uint v2077 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2077 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2078 = v1340 + v2077;
-  const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2080 = v402 && v2079;
   const bool v2081 = v2078 < v1;
   const bool v2082 = v2080 && v2081;
@@ -2406,11 +2406,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2087 = v2086 + v2078;
     out[v2087] = v2085;
   }
-  const uint v2088 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2088 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2089 = v506 + v2088;
-  const uint v2090 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2090 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2091 = v1340 + v2090;
-  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2093 = v402 && v2092;
   const bool v2094 = v2091 < v1;
   const bool v2095 = v2093 && v2094;
@@ -2422,11 +2422,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2100 = v2099 + v2091;
     out[v2100] = v2098;
   }
-  const uint v2101 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2101 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2102 = v506 + v2101;
-  const uint v2103 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2103 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2104 = v1340 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2106 = v402 && v2105;
   const bool v2107 = v2104 < v1;
   const bool v2108 = v2106 && v2107;
@@ -2438,11 +2438,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2113 = v2112 + v2104;
     out[v2113] = v2111;
   }
-  const uint v2114 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2114 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2115 = v506 + v2114;
-  const uint v2116 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2116 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2117 = v1340 + v2116;
-  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2119 = v402 && v2118;
   const bool v2120 = v2117 < v1;
   const bool v2121 = v2119 && v2120;
@@ -2454,11 +2454,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2126 = v2125 + v2117;
     out[v2126] = v2124;
   }
-  const uint v2127 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2127 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2128 = v506 + v2127;
-  const uint v2129 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2129 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2130 = v1340 + v2129;
-  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2132 = v402 && v2131;
   const bool v2133 = v2130 < v1;
   const bool v2134 = v2132 && v2133;
@@ -2470,11 +2470,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2139 = v2138 + v2130;
     out[v2139] = v2137;
   }
-  const uint v2140 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2140 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2141 = v506 + v2140;
-  const uint v2142 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2142 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2143 = v1340 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2145 = v402 && v2144;
   const bool v2146 = v2143 < v1;
   const bool v2147 = v2145 && v2146;
@@ -2486,11 +2486,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2152 = v2151 + v2143;
     out[v2152] = v2150;
   }
-  const uint v2153 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2153 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2154 = v506 + v2153;
-  const uint v2155 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2155 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2156 = v1340 + v2155;
-  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2158 = v402 && v2157;
   const bool v2159 = v2156 < v1;
   const bool v2160 = v2158 && v2159;
@@ -2502,11 +2502,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2165 = v2164 + v2156;
     out[v2165] = v2163;
   }
-  const uint v2166 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2166 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2167 = v506 + v2166;
-  const uint v2168 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2168 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2169 = v1340 + v2168;
-  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2171 = v402 && v2170;
   const bool v2172 = v2169 < v1;
   const bool v2173 = v2171 && v2172;
@@ -2518,11 +2518,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2178 = v2177 + v2169;
     out[v2178] = v2176;
   }
-  const uint v2179 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2179 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2180 = v506 + v2179;
-  const uint v2181 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2181 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2182 = v1340 + v2181;
-  const bool v2183 = v2180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2183 = v2180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2184 = v402 && v2183;
   const bool v2185 = v2182 < v1;
   const bool v2186 = v2184 && v2185;
@@ -2534,11 +2534,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2191 = v2190 + v2182;
     out[v2191] = v2189;
   }
-  const uint v2192 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2192 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2193 = v506 + v2192;
-  const uint v2194 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2194 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2195 = v1340 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2197 = v402 && v2196;
   const bool v2198 = v2195 < v1;
   const bool v2199 = v2197 && v2198;
@@ -2550,11 +2550,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2204 = v2203 + v2195;
     out[v2204] = v2202;
   }
-  const uint v2205 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2205 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2206 = v506 + v2205;
-  const uint v2207 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2207 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2208 = v1340 + v2207;
-  const bool v2209 = v2206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2209 = v2206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2210 = v402 && v2209;
   const bool v2211 = v2208 < v1;
   const bool v2212 = v2210 && v2211;
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2217 = v2216 + v2208;
     out[v2217] = v2215;
   }
-  const uint v2218 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2218 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2219 = v506 + v2218;
-  const uint v2220 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2220 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2221 = v1340 + v2220;
-  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2223 = v402 && v2222;
   const bool v2224 = v2221 < v1;
   const bool v2225 = v2223 && v2224;
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2230 = v2229 + v2221;
     out[v2230] = v2228;
   }
-  const uint v2231 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2231 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2232 = v506 + v2231;
-  const uint v2233 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2233 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2234 = v1340 + v2233;
-  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2236 = v402 && v2235;
   const bool v2237 = v2234 < v1;
   const bool v2238 = v2236 && v2237;
@@ -2598,11 +2598,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2243 = v2242 + v2234;
     out[v2243] = v2241;
   }
-  const uint v2244 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2244 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2245 = v506 + v2244;
-  const uint v2246 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2246 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2247 = v1340 + v2246;
-  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2249 = v402 && v2248;
   const bool v2250 = v2247 < v1;
   const bool v2251 = v2249 && v2250;
@@ -2614,11 +2614,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2256 = v2255 + v2247;
     out[v2256] = v2254;
   }
-  const uint v2257 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2257 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2258 = v506 + v2257;
-  const uint v2259 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2259 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2260 = v1340 + v2259;
-  const bool v2261 = v2258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2261 = v2258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2262 = v402 && v2261;
   const bool v2263 = v2260 < v1;
   const bool v2264 = v2262 && v2263;
@@ -2630,11 +2630,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2269 = v2268 + v2260;
     out[v2269] = v2267;
   }
-  const uint v2270 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+  const uint v2270 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
   const uint v2271 = v506 + v2270;
-  const uint v2272 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2272 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
   const uint v2273 = v1340 + v2272;
-  const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+  const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
   const bool v2275 = v402 && v2274;
   const bool v2276 = v2273 < v1;
   const bool v2277 = v2275 && v2276;

@@ -159,15 +159,15 @@ kernel void iron_moe_gemm_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const uint v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const uint v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const uint v372 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:177
+    const uint v372 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:176
     const uint v373 = v372 >> 2u;
-    const bool v376 = v372 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:178
-    iron_frag<float, 16, 128> v380;  // kernels/gemm/gemm_warpgroup.hpp:183
+    const bool v376 = v372 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
+    iron_frag<float, 16, 128> v380;  // kernels/gemm/gemm_warpgroup.hpp:182
     iron_frag_fill(v380, float(0.0f));
-    const uint v383 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:222
+    const uint v383 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:221
     const bool v384 = v383 == 0u;
     if (v384) {
-      const uint v3075 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const uint v3075 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:225
       const uint v3077 = v372 << 5u;
       const uint v3078 = v3077 + v3075;
       const uint v3082 = v3078 >> 3u;
@@ -187,18 +187,18 @@ kernel void iron_moe_gemm_bf16(
       const uint v3118 = v3103 << 6u;
       const uint v3122 = v3078 + 768u;
       const bool v3124 = v3122 < 1024u;
-      const uint v3160 = v79 + v3082;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const uint v3160 = v79 + v3082;  // kernels/gemm/gemm_warpgroup.hpp:226
       const bool v3162 = v3160 < v80;
       const uint v3165 = v3160 * v3;
       const uint v3181 = v79 + v3103;
       const bool v3183 = v3181 < v80;
       const uint v3186 = v3181 * v3;
 
-      for (uint v3066 = 0u; v3066 < v3; v3066 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:223
+      for (uint v3066 = 0u; v3066 < v3; v3066 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:222
         const uint v3068 = v3066 >> 6u;
         const uint v3070 = v3068 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3073 = v3070 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const uint v3073 = v3070 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
         const uint v3088 = v3066 + v3086;
         const bool v3090 = v3088 < v3;
         const bool v3091 = v3089 && v3090;
@@ -238,7 +238,7 @@ kernel void iron_moe_gemm_bf16(
             shm3[v3143 + e] = v3135 ? x_sorted[v3139 + e] : bfloat(0);
           }
         }
-        const bool v3164 = v3162 && v3090;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const bool v3164 = v3162 && v3090;  // kernels/gemm/gemm_warpgroup.hpp:226
         const uint v3167 = v3165 + v3088;
         const uint v3168 = v3164 ? v3167 : 0u;
         for (uint e = 0; e < 8u; ++e) {
@@ -269,11 +269,11 @@ kernel void iron_moe_gemm_bf16(
             shm4[v3216 + e] = v3208 ? w[v3212 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:223
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:222
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (v376) {
-          const uint v3225 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+          const uint v3225 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
           const uint v3226 = v3225 << 6u;
           const uint v3227 = v3073 + v3226;
           const uint v3398 = v372 & 3u;
@@ -316,12 +316,12 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_mma(v380, v3438, v3440);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:223
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:222
     } else {
       const uint v411 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
       const uint v412 = iron_tid.x;
 
-      for (uint v410 = 0u; v410 < v3; v410 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+      for (uint v410 = 0u; v410 < v3; v410 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
         for (uint v414 = v412; v414 < 8192u; v414 += v411) {  // kernels/gemm/gemm_tiles.hpp:95
           const uint v416 = v414 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
           const uint v418 = v414 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -367,9 +367,9 @@ kernel void iron_moe_gemm_bf16(
             shm4[v461] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:215
-        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:216
-          const uint v469 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
+        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:215
+          const uint v469 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
           const uint v470 = v469 << 6u;
           const uint v3443 = v372 & 3u;
           const uint v3445 = v3443 << 4u;
@@ -407,19 +407,19 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_load<true>(v3485, shm4, long(48u), long(64u));
           iron_frag_mma(v380, v3483, v3485);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:217
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
       }
     }
-    const uint v475 = v372 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:242
+    const uint v475 = v372 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
     const uint v476 = v475 << 4u;
     const uint v478 = v373 << 6u;
     const uint v479 = v75 + v478;
     const uint v480 = v479 + v476;
-    const uint v481 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v481 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v482 = v480 + v481;
-    const uint v483 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v483 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v484 = v79 + v483;
-    const bool v485 = v482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v485 = v482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v486 = v376 && v485;
     const bool v487 = v484 < v80;
     const bool v488 = v486 && v487;
@@ -437,11 +437,11 @@ kernel void iron_moe_gemm_bf16(
         out[v497] = v494;
       }
     }
-    const uint v498 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v498 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v499 = v480 + v498;
-    const uint v500 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v500 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v501 = v79 + v500;
-    const bool v502 = v499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v502 = v499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v503 = v376 && v502;
     const bool v504 = v501 < v80;
     const bool v505 = v503 && v504;
@@ -459,11 +459,11 @@ kernel void iron_moe_gemm_bf16(
         out[v514] = v511;
       }
     }
-    const uint v515 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v515 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v516 = v480 + v515;
-    const uint v517 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v517 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v518 = v79 + v517;
-    const bool v519 = v516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v519 = v516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v520 = v376 && v519;
     const bool v521 = v518 < v80;
     const bool v522 = v520 && v521;
@@ -481,11 +481,11 @@ kernel void iron_moe_gemm_bf16(
         out[v531] = v528;
       }
     }
-    const uint v532 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v532 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v533 = v480 + v532;
-    const uint v534 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v534 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v535 = v79 + v534;
-    const bool v536 = v533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v536 = v533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v537 = v376 && v536;
     const bool v538 = v535 < v80;
     const bool v539 = v537 && v538;
@@ -503,11 +503,11 @@ kernel void iron_moe_gemm_bf16(
         out[v548] = v545;
       }
     }
-    const uint v549 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v549 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v550 = v480 + v549;
-    const uint v551 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v551 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v552 = v79 + v551;
-    const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v554 = v376 && v553;
     const bool v555 = v552 < v80;
     const bool v556 = v554 && v555;
@@ -525,11 +525,11 @@ kernel void iron_moe_gemm_bf16(
         out[v565] = v562;
       }
     }
-    const uint v566 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v566 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v567 = v480 + v566;
-    const uint v568 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v568 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v569 = v79 + v568;
-    const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v571 = v376 && v570;
     const bool v572 = v569 < v80;
     const bool v573 = v571 && v572;
@@ -547,11 +547,11 @@ kernel void iron_moe_gemm_bf16(
         out[v582] = v579;
       }
     }
-    const uint v583 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v583 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v584 = v480 + v583;
-    const uint v585 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v585 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v586 = v79 + v585;
-    const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v588 = v376 && v587;
     const bool v589 = v586 < v80;
     const bool v590 = v588 && v589;
@@ -569,11 +569,11 @@ kernel void iron_moe_gemm_bf16(
         out[v599] = v596;
       }
     }
-    const uint v600 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v600 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v601 = v480 + v600;
-    const uint v602 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v602 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v603 = v79 + v602;
-    const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v605 = v376 && v604;
     const bool v606 = v603 < v80;
     const bool v607 = v605 && v606;
@@ -591,11 +591,11 @@ kernel void iron_moe_gemm_bf16(
         out[v616] = v613;
       }
     }
-    const uint v617 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v617 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v618 = v480 + v617;
-    const uint v619 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v619 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v620 = v79 + v619;
-    const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v622 = v376 && v621;
     const bool v623 = v620 < v80;
     const bool v624 = v622 && v623;
@@ -613,11 +613,11 @@ kernel void iron_moe_gemm_bf16(
         out[v633] = v630;
       }
     }
-    const uint v634 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v634 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v635 = v480 + v634;
-    const uint v636 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v636 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v637 = v79 + v636;
-    const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v639 = v376 && v638;
     const bool v640 = v637 < v80;
     const bool v641 = v639 && v640;
@@ -635,11 +635,11 @@ kernel void iron_moe_gemm_bf16(
         out[v650] = v647;
       }
     }
-    const uint v651 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v651 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v652 = v480 + v651;
-    const uint v653 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v653 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v654 = v79 + v653;
-    const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v656 = v376 && v655;
     const bool v657 = v654 < v80;
     const bool v658 = v656 && v657;
@@ -657,11 +657,11 @@ kernel void iron_moe_gemm_bf16(
         out[v667] = v664;
       }
     }
-    const uint v668 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v668 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v669 = v480 + v668;
-    const uint v670 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v670 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v671 = v79 + v670;
-    const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v673 = v376 && v672;
     const bool v674 = v671 < v80;
     const bool v675 = v673 && v674;
@@ -679,11 +679,11 @@ kernel void iron_moe_gemm_bf16(
         out[v684] = v681;
       }
     }
-    const uint v685 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v685 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v686 = v480 + v685;
-    const uint v687 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v687 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v688 = v79 + v687;
-    const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v690 = v376 && v689;
     const bool v691 = v688 < v80;
     const bool v692 = v690 && v691;
@@ -701,11 +701,11 @@ kernel void iron_moe_gemm_bf16(
         out[v701] = v698;
       }
     }
-    const uint v702 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v702 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v703 = v480 + v702;
-    const uint v704 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v704 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v705 = v79 + v704;
-    const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v707 = v376 && v706;
     const bool v708 = v705 < v80;
     const bool v709 = v707 && v708;
@@ -723,11 +723,11 @@ kernel void iron_moe_gemm_bf16(
         out[v718] = v715;
       }
     }
-    const uint v719 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v719 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v720 = v480 + v719;
-    const uint v721 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v721 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v722 = v79 + v721;
-    const bool v723 = v720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v723 = v720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v724 = v376 && v723;
     const bool v725 = v722 < v80;
     const bool v726 = v724 && v725;
@@ -745,11 +745,11 @@ kernel void iron_moe_gemm_bf16(
         out[v735] = v732;
       }
     }
-    const uint v736 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v736 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v737 = v480 + v736;
-    const uint v738 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v738 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v739 = v79 + v738;
-    const bool v740 = v737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v740 = v737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v741 = v376 && v740;
     const bool v742 = v739 < v80;
     const bool v743 = v741 && v742;
@@ -767,11 +767,11 @@ kernel void iron_moe_gemm_bf16(
         out[v752] = v749;
       }
     }
-    const uint v753 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v753 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v754 = v480 + v753;
-    const uint v755 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v755 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v756 = v79 + v755;
-    const bool v757 = v754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v757 = v754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v758 = v376 && v757;
     const bool v759 = v756 < v80;
     const bool v760 = v758 && v759;
@@ -789,11 +789,11 @@ kernel void iron_moe_gemm_bf16(
         out[v769] = v766;
       }
     }
-    const uint v770 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v770 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v771 = v480 + v770;
-    const uint v772 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v772 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v773 = v79 + v772;
-    const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v775 = v376 && v774;
     const bool v776 = v773 < v80;
     const bool v777 = v775 && v776;
@@ -811,11 +811,11 @@ kernel void iron_moe_gemm_bf16(
         out[v786] = v783;
       }
     }
-    const uint v787 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v787 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v788 = v480 + v787;
-    const uint v789 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v789 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v790 = v79 + v789;
-    const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v792 = v376 && v791;
     const bool v793 = v790 < v80;
     const bool v794 = v792 && v793;
@@ -833,11 +833,11 @@ kernel void iron_moe_gemm_bf16(
         out[v803] = v800;
       }
     }
-    const uint v804 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v804 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v805 = v480 + v804;
-    const uint v806 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v806 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v807 = v79 + v806;
-    const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v809 = v376 && v808;
     const bool v810 = v807 < v80;
     const bool v811 = v809 && v810;
@@ -855,11 +855,11 @@ kernel void iron_moe_gemm_bf16(
         out[v820] = v817;
       }
     }
-    const uint v821 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v821 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v822 = v480 + v821;
-    const uint v823 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v823 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v824 = v79 + v823;
-    const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v826 = v376 && v825;
     const bool v827 = v824 < v80;
     const bool v828 = v826 && v827;
@@ -877,11 +877,11 @@ kernel void iron_moe_gemm_bf16(
         out[v837] = v834;
       }
     }
-    const uint v838 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v838 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v839 = v480 + v838;
-    const uint v840 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v840 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v841 = v79 + v840;
-    const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v843 = v376 && v842;
     const bool v844 = v841 < v80;
     const bool v845 = v843 && v844;
@@ -899,11 +899,11 @@ kernel void iron_moe_gemm_bf16(
         out[v854] = v851;
       }
     }
-    const uint v855 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v855 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v856 = v480 + v855;
-    const uint v857 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v857 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v858 = v79 + v857;
-    const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v860 = v376 && v859;
     const bool v861 = v858 < v80;
     const bool v862 = v860 && v861;
@@ -921,11 +921,11 @@ kernel void iron_moe_gemm_bf16(
         out[v871] = v868;
       }
     }
-    const uint v872 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v872 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v873 = v480 + v872;
-    const uint v874 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v874 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v875 = v79 + v874;
-    const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v877 = v376 && v876;
     const bool v878 = v875 < v80;
     const bool v879 = v877 && v878;
@@ -943,11 +943,11 @@ kernel void iron_moe_gemm_bf16(
         out[v888] = v885;
       }
     }
-    const uint v889 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v889 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v890 = v480 + v889;
-    const uint v891 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v891 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v892 = v79 + v891;
-    const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v894 = v376 && v893;
     const bool v895 = v892 < v80;
     const bool v896 = v894 && v895;
@@ -965,11 +965,11 @@ kernel void iron_moe_gemm_bf16(
         out[v905] = v902;
       }
     }
-    const uint v906 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v906 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v907 = v480 + v906;
-    const uint v908 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v908 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v909 = v79 + v908;
-    const bool v910 = v907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v910 = v907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v911 = v376 && v910;
     const bool v912 = v909 < v80;
     const bool v913 = v911 && v912;
@@ -987,11 +987,11 @@ kernel void iron_moe_gemm_bf16(
         out[v922] = v919;
       }
     }
-    const uint v923 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v923 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v924 = v480 + v923;
-    const uint v925 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v925 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v926 = v79 + v925;
-    const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v928 = v376 && v927;
     const bool v929 = v926 < v80;
     const bool v930 = v928 && v929;
@@ -1009,11 +1009,11 @@ kernel void iron_moe_gemm_bf16(
         out[v939] = v936;
       }
     }
-    const uint v940 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v940 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v941 = v480 + v940;
-    const uint v942 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v942 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v943 = v79 + v942;
-    const bool v944 = v941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v944 = v941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v945 = v376 && v944;
     const bool v946 = v943 < v80;
     const bool v947 = v945 && v946;
@@ -1031,11 +1031,11 @@ kernel void iron_moe_gemm_bf16(
         out[v956] = v953;
       }
     }
-    const uint v957 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v957 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v958 = v480 + v957;
-    const uint v959 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v959 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v960 = v79 + v959;
-    const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v962 = v376 && v961;
     const bool v963 = v960 < v80;
     const bool v964 = v962 && v963;
@@ -1053,11 +1053,11 @@ kernel void iron_moe_gemm_bf16(
         out[v973] = v970;
       }
     }
-    const uint v974 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v974 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v975 = v480 + v974;
-    const uint v976 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v976 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v977 = v79 + v976;
-    const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v979 = v376 && v978;
     const bool v980 = v977 < v80;
     const bool v981 = v979 && v980;
@@ -1075,11 +1075,11 @@ kernel void iron_moe_gemm_bf16(
         out[v990] = v987;
       }
     }
-    const uint v991 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v991 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v992 = v480 + v991;
-    const uint v993 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v993 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v994 = v79 + v993;
-    const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v996 = v376 && v995;
     const bool v997 = v994 < v80;
     const bool v998 = v996 && v997;
@@ -1097,11 +1097,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1007] = v1004;
       }
     }
-    const uint v1008 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1008 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1009 = v480 + v1008;
-    const uint v1010 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1010 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1011 = v79 + v1010;
-    const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1013 = v376 && v1012;
     const bool v1014 = v1011 < v80;
     const bool v1015 = v1013 && v1014;
@@ -1119,11 +1119,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1024] = v1021;
       }
     }
-    const uint v1025 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1025 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1026 = v480 + v1025;
-    const uint v1027 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1027 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1028 = v79 + v1027;
-    const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1030 = v376 && v1029;
     const bool v1031 = v1028 < v80;
     const bool v1032 = v1030 && v1031;
@@ -1141,11 +1141,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1041] = v1038;
       }
     }
-    const uint v1042 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1042 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1043 = v480 + v1042;
-    const uint v1044 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1044 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1045 = v79 + v1044;
-    const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1047 = v376 && v1046;
     const bool v1048 = v1045 < v80;
     const bool v1049 = v1047 && v1048;
@@ -1163,11 +1163,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1058] = v1055;
       }
     }
-    const uint v1059 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1059 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1060 = v480 + v1059;
-    const uint v1061 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1061 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1062 = v79 + v1061;
-    const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1064 = v376 && v1063;
     const bool v1065 = v1062 < v80;
     const bool v1066 = v1064 && v1065;
@@ -1185,11 +1185,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1075] = v1072;
       }
     }
-    const uint v1076 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1076 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1077 = v480 + v1076;
-    const uint v1078 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1078 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1079 = v79 + v1078;
-    const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1081 = v376 && v1080;
     const bool v1082 = v1079 < v80;
     const bool v1083 = v1081 && v1082;
@@ -1207,11 +1207,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1092] = v1089;
       }
     }
-    const uint v1093 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1093 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1094 = v480 + v1093;
-    const uint v1095 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1095 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1096 = v79 + v1095;
-    const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1098 = v376 && v1097;
     const bool v1099 = v1096 < v80;
     const bool v1100 = v1098 && v1099;
@@ -1229,11 +1229,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1109] = v1106;
       }
     }
-    const uint v1110 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1110 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1111 = v480 + v1110;
-    const uint v1112 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1112 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1113 = v79 + v1112;
-    const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1115 = v376 && v1114;
     const bool v1116 = v1113 < v80;
     const bool v1117 = v1115 && v1116;
@@ -1251,11 +1251,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1126] = v1123;
       }
     }
-    const uint v1127 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1127 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1128 = v480 + v1127;
-    const uint v1129 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1129 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1130 = v79 + v1129;
-    const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1132 = v376 && v1131;
     const bool v1133 = v1130 < v80;
     const bool v1134 = v1132 && v1133;
@@ -1273,11 +1273,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1143] = v1140;
       }
     }
-    const uint v1144 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1144 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1145 = v480 + v1144;
-    const uint v1146 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1146 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1147 = v79 + v1146;
-    const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1149 = v376 && v1148;
     const bool v1150 = v1147 < v80;
     const bool v1151 = v1149 && v1150;
@@ -1295,11 +1295,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1160] = v1157;
       }
     }
-    const uint v1161 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1161 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1162 = v480 + v1161;
-    const uint v1163 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1163 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1164 = v79 + v1163;
-    const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1166 = v376 && v1165;
     const bool v1167 = v1164 < v80;
     const bool v1168 = v1166 && v1167;
@@ -1317,11 +1317,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1177] = v1174;
       }
     }
-    const uint v1178 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1178 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1179 = v480 + v1178;
-    const uint v1180 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1180 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1181 = v79 + v1180;
-    const bool v1182 = v1179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1182 = v1179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1183 = v376 && v1182;
     const bool v1184 = v1181 < v80;
     const bool v1185 = v1183 && v1184;
@@ -1339,11 +1339,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1194] = v1191;
       }
     }
-    const uint v1195 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1195 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1196 = v480 + v1195;
-    const uint v1197 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1197 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1198 = v79 + v1197;
-    const bool v1199 = v1196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1199 = v1196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1200 = v376 && v1199;
     const bool v1201 = v1198 < v80;
     const bool v1202 = v1200 && v1201;
@@ -1361,11 +1361,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1211] = v1208;
       }
     }
-    const uint v1212 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1212 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1213 = v480 + v1212;
-    const uint v1214 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1214 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1215 = v79 + v1214;
-    const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1217 = v376 && v1216;
     const bool v1218 = v1215 < v80;
     const bool v1219 = v1217 && v1218;
@@ -1383,11 +1383,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1228] = v1225;
       }
     }
-    const uint v1229 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1229 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1230 = v480 + v1229;
-    const uint v1231 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1231 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1232 = v79 + v1231;
-    const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1234 = v376 && v1233;
     const bool v1235 = v1232 < v80;
     const bool v1236 = v1234 && v1235;
@@ -1405,11 +1405,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1245] = v1242;
       }
     }
-    const uint v1246 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1246 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1247 = v480 + v1246;
-    const uint v1248 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1248 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1249 = v79 + v1248;
-    const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1251 = v376 && v1250;
     const bool v1252 = v1249 < v80;
     const bool v1253 = v1251 && v1252;
@@ -1427,11 +1427,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1262] = v1259;
       }
     }
-    const uint v1263 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1263 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1264 = v480 + v1263;
-    const uint v1265 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1265 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1266 = v79 + v1265;
-    const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1268 = v376 && v1267;
     const bool v1269 = v1266 < v80;
     const bool v1270 = v1268 && v1269;
@@ -1449,11 +1449,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1279] = v1276;
       }
     }
-    const uint v1280 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1280 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1281 = v480 + v1280;
-    const uint v1282 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1282 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1283 = v79 + v1282;
-    const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1285 = v376 && v1284;
     const bool v1286 = v1283 < v80;
     const bool v1287 = v1285 && v1286;
@@ -1471,11 +1471,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1296] = v1293;
       }
     }
-    const uint v1297 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1297 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1298 = v480 + v1297;
-    const uint v1299 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1299 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1300 = v79 + v1299;
-    const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1302 = v376 && v1301;
     const bool v1303 = v1300 < v80;
     const bool v1304 = v1302 && v1303;
@@ -1493,11 +1493,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1313] = v1310;
       }
     }
-    const uint v1314 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1314 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1315 = v480 + v1314;
-    const uint v1316 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1316 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1317 = v79 + v1316;
-    const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1319 = v376 && v1318;
     const bool v1320 = v1317 < v80;
     const bool v1321 = v1319 && v1320;
@@ -1515,11 +1515,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1330] = v1327;
       }
     }
-    const uint v1331 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1331 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1332 = v480 + v1331;
-    const uint v1333 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1333 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1334 = v79 + v1333;
-    const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1336 = v376 && v1335;
     const bool v1337 = v1334 < v80;
     const bool v1338 = v1336 && v1337;
@@ -1537,11 +1537,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1347] = v1344;
       }
     }
-    const uint v1348 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1348 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1349 = v480 + v1348;
-    const uint v1350 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1350 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1351 = v79 + v1350;
-    const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1353 = v376 && v1352;
     const bool v1354 = v1351 < v80;
     const bool v1355 = v1353 && v1354;
@@ -1559,11 +1559,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1364] = v1361;
       }
     }
-    const uint v1365 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1365 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1366 = v480 + v1365;
-    const uint v1367 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1367 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1368 = v79 + v1367;
-    const bool v1369 = v1366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1369 = v1366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1370 = v376 && v1369;
     const bool v1371 = v1368 < v80;
     const bool v1372 = v1370 && v1371;
@@ -1581,11 +1581,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1381] = v1378;
       }
     }
-    const uint v1382 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1382 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1383 = v480 + v1382;
-    const uint v1384 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1384 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1385 = v79 + v1384;
-    const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1387 = v376 && v1386;
     const bool v1388 = v1385 < v80;
     const bool v1389 = v1387 && v1388;
@@ -1603,11 +1603,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1398] = v1395;
       }
     }
-    const uint v1399 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1399 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1400 = v480 + v1399;
-    const uint v1401 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1401 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1402 = v79 + v1401;
-    const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1404 = v376 && v1403;
     const bool v1405 = v1402 < v80;
     const bool v1406 = v1404 && v1405;
@@ -1625,11 +1625,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1415] = v1412;
       }
     }
-    const uint v1416 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1416 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1417 = v480 + v1416;
-    const uint v1418 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1418 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1419 = v79 + v1418;
-    const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1421 = v376 && v1420;
     const bool v1422 = v1419 < v80;
     const bool v1423 = v1421 && v1422;
@@ -1647,11 +1647,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1432] = v1429;
       }
     }
-    const uint v1433 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1433 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1434 = v480 + v1433;
-    const uint v1435 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1435 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1436 = v79 + v1435;
-    const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1438 = v376 && v1437;
     const bool v1439 = v1436 < v80;
     const bool v1440 = v1438 && v1439;
@@ -1669,11 +1669,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1449] = v1446;
       }
     }
-    const uint v1450 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1450 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1451 = v480 + v1450;
-    const uint v1452 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1452 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1453 = v79 + v1452;
-    const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1455 = v376 && v1454;
     const bool v1456 = v1453 < v80;
     const bool v1457 = v1455 && v1456;
@@ -1691,11 +1691,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1466] = v1463;
       }
     }
-    const uint v1467 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1467 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1468 = v480 + v1467;
-    const uint v1469 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1469 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1470 = v79 + v1469;
-    const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1472 = v376 && v1471;
     const bool v1473 = v1470 < v80;
     const bool v1474 = v1472 && v1473;
@@ -1713,11 +1713,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1483] = v1480;
       }
     }
-    const uint v1484 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1484 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1485 = v480 + v1484;
-    const uint v1486 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1486 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1487 = v79 + v1486;
-    const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1489 = v376 && v1488;
     const bool v1490 = v1487 < v80;
     const bool v1491 = v1489 && v1490;
@@ -1735,11 +1735,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1500] = v1497;
       }
     }
-    const uint v1501 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1501 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1502 = v480 + v1501;
-    const uint v1503 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1503 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1504 = v79 + v1503;
-    const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1506 = v376 && v1505;
     const bool v1507 = v1504 < v80;
     const bool v1508 = v1506 && v1507;
@@ -1757,11 +1757,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1517] = v1514;
       }
     }
-    const uint v1518 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1518 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1519 = v480 + v1518;
-    const uint v1520 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1520 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1521 = v79 + v1520;
-    const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1523 = v376 && v1522;
     const bool v1524 = v1521 < v80;
     const bool v1525 = v1523 && v1524;
@@ -1779,11 +1779,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1534] = v1531;
       }
     }
-    const uint v1535 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1535 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1536 = v480 + v1535;
-    const uint v1537 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1537 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1538 = v79 + v1537;
-    const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1540 = v376 && v1539;
     const bool v1541 = v1538 < v80;
     const bool v1542 = v1540 && v1541;
@@ -1801,11 +1801,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1551] = v1548;
       }
     }
-    const uint v1552 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1552 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1553 = v480 + v1552;
-    const uint v1554 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1554 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1555 = v79 + v1554;
-    const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1557 = v376 && v1556;
     const bool v1558 = v1555 < v80;
     const bool v1559 = v1557 && v1558;
@@ -1823,11 +1823,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1568] = v1565;
       }
     }
-    const uint v1570 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:311
-    iron_frag<float, 16, 128> v1580;  // kernels/gemm/gemm_warpgroup.hpp:183
+    const uint v1570 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:310
+    iron_frag<float, 16, 128> v1580;  // kernels/gemm/gemm_warpgroup.hpp:182
     iron_frag_fill(v1580, float(0.0f));
-    if (v384) {  // kernels/gemm/gemm_warpgroup.hpp:222
-      const uint v3240 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:226
+    if (v384) {  // kernels/gemm/gemm_warpgroup.hpp:221
+      const uint v3240 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:225
       const uint v3242 = v372 << 5u;
       const uint v3243 = v3242 + v3240;
       const uint v3247 = v3243 >> 3u;
@@ -1847,18 +1847,18 @@ kernel void iron_moe_gemm_bf16(
       const uint v3283 = v3268 << 6u;
       const uint v3287 = v3243 + 768u;
       const bool v3289 = v3287 < 1024u;
-      const uint v3325 = v1570 + v3247;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const uint v3325 = v1570 + v3247;  // kernels/gemm/gemm_warpgroup.hpp:226
       const bool v3327 = v3325 < v80;
       const uint v3330 = v3325 * v3;
       const uint v3346 = v1570 + v3268;
       const bool v3348 = v3346 < v80;
       const uint v3351 = v3346 * v3;
 
-      for (uint v3231 = 0u; v3231 < v3; v3231 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:223
+      for (uint v3231 = 0u; v3231 < v3; v3231 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:222
         const uint v3233 = v3231 >> 6u;
         const uint v3235 = v3233 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3238 = v3235 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const uint v3238 = v3235 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:225
         const uint v3253 = v3231 + v3251;
         const bool v3255 = v3253 < v3;
         const bool v3256 = v3254 && v3255;
@@ -1898,7 +1898,7 @@ kernel void iron_moe_gemm_bf16(
             shm3[v3308 + e] = v3300 ? x_sorted[v3304 + e] : bfloat(0);
           }
         }
-        const bool v3329 = v3327 && v3255;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const bool v3329 = v3327 && v3255;  // kernels/gemm/gemm_warpgroup.hpp:226
         const uint v3332 = v3330 + v3253;
         const uint v3333 = v3329 ? v3332 : 0u;
         for (uint e = 0; e < 8u; ++e) {
@@ -1929,11 +1929,11 @@ kernel void iron_moe_gemm_bf16(
             shm4[v3381 + e] = v3373 ? w[v3377 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:223
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:222
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (v376) {
-          const uint v3391 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+          const uint v3391 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
           const uint v3392 = v3238 + v3391;
           const uint v3492 = v476 << 6u;
           const uint v3494 = v3392 + v3492;
@@ -1973,12 +1973,12 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_mma(v1580, v3528, v3530);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:223
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:222
     } else {
       const uint v1611 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
       const uint v1612 = iron_tid.x;
 
-      for (uint v1610 = 0u; v1610 < v3; v1610 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+      for (uint v1610 = 0u; v1610 < v3; v1610 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
         for (uint v1614 = v1612; v1614 < 8192u; v1614 += v1611) {  // kernels/gemm/gemm_tiles.hpp:95
           const uint v1616 = v1614 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
           const uint v1618 = v1614 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -2024,9 +2024,9 @@ kernel void iron_moe_gemm_bf16(
             shm4[v1661] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:215
-        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:216
-          const uint v1670 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
+        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:215
+          const uint v1670 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
           const uint v3537 = v476 << 6u;
           const uint v3539 = v1670 + v3537;
           iron_frag<bfloat, 16, 16> v3546;
@@ -2061,14 +2061,14 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_load<true>(v3575, shm4, long(48u), long(64u));
           iron_frag_mma(v1580, v3573, v3575);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:217
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
       }
     }
-    const uint v1681 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1681 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1682 = v480 + v1681;
-    const uint v1683 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1683 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1684 = v1570 + v1683;
-    const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1686 = v376 && v1685;
     const bool v1687 = v1684 < v80;
     const bool v1688 = v1686 && v1687;
@@ -2086,11 +2086,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1697] = v1694;
       }
     }
-    const uint v1698 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1698 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1699 = v480 + v1698;
-    const uint v1700 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1700 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1701 = v1570 + v1700;
-    const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1703 = v376 && v1702;
     const bool v1704 = v1701 < v80;
     const bool v1705 = v1703 && v1704;
@@ -2108,11 +2108,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1714] = v1711;
       }
     }
-    const uint v1715 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1715 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1716 = v480 + v1715;
-    const uint v1717 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1717 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1718 = v1570 + v1717;
-    const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1720 = v376 && v1719;
     const bool v1721 = v1718 < v80;
     const bool v1722 = v1720 && v1721;
@@ -2130,11 +2130,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1731] = v1728;
       }
     }
-    const uint v1732 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1732 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1733 = v480 + v1732;
-    const uint v1734 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1734 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1735 = v1570 + v1734;
-    const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1737 = v376 && v1736;
     const bool v1738 = v1735 < v80;
     const bool v1739 = v1737 && v1738;
@@ -2152,11 +2152,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1748] = v1745;
       }
     }
-    const uint v1749 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1749 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1750 = v480 + v1749;
-    const uint v1751 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1751 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1752 = v1570 + v1751;
-    const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1754 = v376 && v1753;
     const bool v1755 = v1752 < v80;
     const bool v1756 = v1754 && v1755;
@@ -2174,11 +2174,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1765] = v1762;
       }
     }
-    const uint v1766 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1766 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1767 = v480 + v1766;
-    const uint v1768 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1768 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1769 = v1570 + v1768;
-    const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1771 = v376 && v1770;
     const bool v1772 = v1769 < v80;
     const bool v1773 = v1771 && v1772;
@@ -2196,11 +2196,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1782] = v1779;
       }
     }
-    const uint v1783 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1783 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1784 = v480 + v1783;
-    const uint v1785 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1785 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1786 = v1570 + v1785;
-    const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1788 = v376 && v1787;
     const bool v1789 = v1786 < v80;
     const bool v1790 = v1788 && v1789;
@@ -2218,11 +2218,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1799] = v1796;
       }
     }
-    const uint v1800 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1800 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1801 = v480 + v1800;
-    const uint v1802 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1802 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1803 = v1570 + v1802;
-    const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1805 = v376 && v1804;
     const bool v1806 = v1803 < v80;
     const bool v1807 = v1805 && v1806;
@@ -2240,11 +2240,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1816] = v1813;
       }
     }
-    const uint v1817 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1817 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1818 = v480 + v1817;
-    const uint v1819 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1819 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1820 = v1570 + v1819;
-    const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1822 = v376 && v1821;
     const bool v1823 = v1820 < v80;
     const bool v1824 = v1822 && v1823;
@@ -2262,11 +2262,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1833] = v1830;
       }
     }
-    const uint v1834 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1834 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1835 = v480 + v1834;
-    const uint v1836 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1836 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1837 = v1570 + v1836;
-    const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1839 = v376 && v1838;
     const bool v1840 = v1837 < v80;
     const bool v1841 = v1839 && v1840;
@@ -2284,11 +2284,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1850] = v1847;
       }
     }
-    const uint v1851 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1851 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1852 = v480 + v1851;
-    const uint v1853 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1853 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1854 = v1570 + v1853;
-    const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1856 = v376 && v1855;
     const bool v1857 = v1854 < v80;
     const bool v1858 = v1856 && v1857;
@@ -2306,11 +2306,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1867] = v1864;
       }
     }
-    const uint v1868 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1868 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1869 = v480 + v1868;
-    const uint v1870 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1870 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1871 = v1570 + v1870;
-    const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1873 = v376 && v1872;
     const bool v1874 = v1871 < v80;
     const bool v1875 = v1873 && v1874;
@@ -2328,11 +2328,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1884] = v1881;
       }
     }
-    const uint v1885 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1885 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1886 = v480 + v1885;
-    const uint v1887 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1887 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1888 = v1570 + v1887;
-    const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1890 = v376 && v1889;
     const bool v1891 = v1888 < v80;
     const bool v1892 = v1890 && v1891;
@@ -2350,11 +2350,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1901] = v1898;
       }
     }
-    const uint v1902 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1902 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1903 = v480 + v1902;
-    const uint v1904 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1904 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1905 = v1570 + v1904;
-    const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1907 = v376 && v1906;
     const bool v1908 = v1905 < v80;
     const bool v1909 = v1907 && v1908;
@@ -2372,11 +2372,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1918] = v1915;
       }
     }
-    const uint v1919 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1919 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1920 = v480 + v1919;
-    const uint v1921 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1921 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1922 = v1570 + v1921;
-    const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1924 = v376 && v1923;
     const bool v1925 = v1922 < v80;
     const bool v1926 = v1924 && v1925;
@@ -2394,11 +2394,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1935] = v1932;
       }
     }
-    const uint v1936 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1936 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1937 = v480 + v1936;
-    const uint v1938 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1938 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1939 = v1570 + v1938;
-    const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1941 = v376 && v1940;
     const bool v1942 = v1939 < v80;
     const bool v1943 = v1941 && v1942;
@@ -2416,11 +2416,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1952] = v1949;
       }
     }
-    const uint v1953 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1953 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1954 = v480 + v1953;
-    const uint v1955 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1955 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1956 = v1570 + v1955;
-    const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1958 = v376 && v1957;
     const bool v1959 = v1956 < v80;
     const bool v1960 = v1958 && v1959;
@@ -2438,11 +2438,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1969] = v1966;
       }
     }
-    const uint v1970 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1970 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1971 = v480 + v1970;
-    const uint v1972 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1972 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1973 = v1570 + v1972;
-    const bool v1974 = v1971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1974 = v1971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1975 = v376 && v1974;
     const bool v1976 = v1973 < v80;
     const bool v1977 = v1975 && v1976;
@@ -2460,11 +2460,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1986] = v1983;
       }
     }
-    const uint v1987 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v1987 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v1988 = v480 + v1987;
-    const uint v1989 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1989 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v1990 = v1570 + v1989;
-    const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v1992 = v376 && v1991;
     const bool v1993 = v1990 < v80;
     const bool v1994 = v1992 && v1993;
@@ -2482,11 +2482,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2003] = v2000;
       }
     }
-    const uint v2004 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2004 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2005 = v480 + v2004;
-    const uint v2006 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2006 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2007 = v1570 + v2006;
-    const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2009 = v376 && v2008;
     const bool v2010 = v2007 < v80;
     const bool v2011 = v2009 && v2010;
@@ -2504,11 +2504,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2020] = v2017;
       }
     }
-    const uint v2021 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2021 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2022 = v480 + v2021;
-    const uint v2023 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2023 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2024 = v1570 + v2023;
-    const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2026 = v376 && v2025;
     const bool v2027 = v2024 < v80;
     const bool v2028 = v2026 && v2027;
@@ -2526,11 +2526,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2037] = v2034;
       }
     }
-    const uint v2038 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2038 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2039 = v480 + v2038;
-    const uint v2040 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2040 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2041 = v1570 + v2040;
-    const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2043 = v376 && v2042;
     const bool v2044 = v2041 < v80;
     const bool v2045 = v2043 && v2044;
@@ -2548,11 +2548,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2054] = v2051;
       }
     }
-    const uint v2055 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2055 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2056 = v480 + v2055;
-    const uint v2057 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2057 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2058 = v1570 + v2057;
-    const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2060 = v376 && v2059;
     const bool v2061 = v2058 < v80;
     const bool v2062 = v2060 && v2061;
@@ -2570,11 +2570,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2071] = v2068;
       }
     }
-    const uint v2072 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2072 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2073 = v480 + v2072;
-    const uint v2074 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2074 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2075 = v1570 + v2074;
-    const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2077 = v376 && v2076;
     const bool v2078 = v2075 < v80;
     const bool v2079 = v2077 && v2078;
@@ -2592,11 +2592,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2088] = v2085;
       }
     }
-    const uint v2089 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2089 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2090 = v480 + v2089;
-    const uint v2091 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2091 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2092 = v1570 + v2091;
-    const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2094 = v376 && v2093;
     const bool v2095 = v2092 < v80;
     const bool v2096 = v2094 && v2095;
@@ -2614,11 +2614,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2105] = v2102;
       }
     }
-    const uint v2106 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2106 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2107 = v480 + v2106;
-    const uint v2108 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2108 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2109 = v1570 + v2108;
-    const bool v2110 = v2107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2110 = v2107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2111 = v376 && v2110;
     const bool v2112 = v2109 < v80;
     const bool v2113 = v2111 && v2112;
@@ -2636,11 +2636,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2122] = v2119;
       }
     }
-    const uint v2123 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2123 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2124 = v480 + v2123;
-    const uint v2125 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2125 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2126 = v1570 + v2125;
-    const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2128 = v376 && v2127;
     const bool v2129 = v2126 < v80;
     const bool v2130 = v2128 && v2129;
@@ -2658,11 +2658,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2139] = v2136;
       }
     }
-    const uint v2140 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2140 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2141 = v480 + v2140;
-    const uint v2142 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2142 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2143 = v1570 + v2142;
-    const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2145 = v376 && v2144;
     const bool v2146 = v2143 < v80;
     const bool v2147 = v2145 && v2146;
@@ -2680,11 +2680,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2156] = v2153;
       }
     }
-    const uint v2157 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2157 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2158 = v480 + v2157;
-    const uint v2159 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2159 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2160 = v1570 + v2159;
-    const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2162 = v376 && v2161;
     const bool v2163 = v2160 < v80;
     const bool v2164 = v2162 && v2163;
@@ -2702,11 +2702,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2173] = v2170;
       }
     }
-    const uint v2174 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2174 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2175 = v480 + v2174;
-    const uint v2176 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2176 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2177 = v1570 + v2176;
-    const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2179 = v376 && v2178;
     const bool v2180 = v2177 < v80;
     const bool v2181 = v2179 && v2180;
@@ -2724,11 +2724,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2190] = v2187;
       }
     }
-    const uint v2191 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2191 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2192 = v480 + v2191;
-    const uint v2193 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2193 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2194 = v1570 + v2193;
-    const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2196 = v376 && v2195;
     const bool v2197 = v2194 < v80;
     const bool v2198 = v2196 && v2197;
@@ -2746,11 +2746,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2207] = v2204;
       }
     }
-    const uint v2208 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2208 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2209 = v480 + v2208;
-    const uint v2210 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2210 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2211 = v1570 + v2210;
-    const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2213 = v376 && v2212;
     const bool v2214 = v2211 < v80;
     const bool v2215 = v2213 && v2214;
@@ -2768,11 +2768,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2224] = v2221;
       }
     }
-    const uint v2225 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2225 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2226 = v480 + v2225;
-    const uint v2227 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2227 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2228 = v1570 + v2227;
-    const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2230 = v376 && v2229;
     const bool v2231 = v2228 < v80;
     const bool v2232 = v2230 && v2231;
@@ -2790,11 +2790,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2241] = v2238;
       }
     }
-    const uint v2242 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2242 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2243 = v480 + v2242;
-    const uint v2244 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2244 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2245 = v1570 + v2244;
-    const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2247 = v376 && v2246;
     const bool v2248 = v2245 < v80;
     const bool v2249 = v2247 && v2248;
@@ -2812,11 +2812,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2258] = v2255;
       }
     }
-    const uint v2259 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2259 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2260 = v480 + v2259;
-    const uint v2261 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2261 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2262 = v1570 + v2261;
-    const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2264 = v376 && v2263;
     const bool v2265 = v2262 < v80;
     const bool v2266 = v2264 && v2265;
@@ -2834,11 +2834,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2275] = v2272;
       }
     }
-    const uint v2276 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2276 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2277 = v480 + v2276;
-    const uint v2278 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2278 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2279 = v1570 + v2278;
-    const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2281 = v376 && v2280;
     const bool v2282 = v2279 < v80;
     const bool v2283 = v2281 && v2282;
@@ -2856,11 +2856,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2292] = v2289;
       }
     }
-    const uint v2293 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2293 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2294 = v480 + v2293;
-    const uint v2295 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2295 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2296 = v1570 + v2295;
-    const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2298 = v376 && v2297;
     const bool v2299 = v2296 < v80;
     const bool v2300 = v2298 && v2299;
@@ -2878,11 +2878,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2309] = v2306;
       }
     }
-    const uint v2310 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2310 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2311 = v480 + v2310;
-    const uint v2312 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2312 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2313 = v1570 + v2312;
-    const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2315 = v376 && v2314;
     const bool v2316 = v2313 < v80;
     const bool v2317 = v2315 && v2316;
@@ -2900,11 +2900,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2326] = v2323;
       }
     }
-    const uint v2327 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2327 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2328 = v480 + v2327;
-    const uint v2329 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2329 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2330 = v1570 + v2329;
-    const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2332 = v376 && v2331;
     const bool v2333 = v2330 < v80;
     const bool v2334 = v2332 && v2333;
@@ -2922,11 +2922,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2343] = v2340;
       }
     }
-    const uint v2344 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2344 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2345 = v480 + v2344;
-    const uint v2346 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2346 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2347 = v1570 + v2346;
-    const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2349 = v376 && v2348;
     const bool v2350 = v2347 < v80;
     const bool v2351 = v2349 && v2350;
@@ -2944,11 +2944,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2360] = v2357;
       }
     }
-    const uint v2361 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2361 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2362 = v480 + v2361;
-    const uint v2363 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2363 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2364 = v1570 + v2363;
-    const bool v2365 = v2362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2365 = v2362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2366 = v376 && v2365;
     const bool v2367 = v2364 < v80;
     const bool v2368 = v2366 && v2367;
@@ -2966,11 +2966,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2377] = v2374;
       }
     }
-    const uint v2378 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2378 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2379 = v480 + v2378;
-    const uint v2380 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2380 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2381 = v1570 + v2380;
-    const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2383 = v376 && v2382;
     const bool v2384 = v2381 < v80;
     const bool v2385 = v2383 && v2384;
@@ -2988,11 +2988,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2394] = v2391;
       }
     }
-    const uint v2395 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2395 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2396 = v480 + v2395;
-    const uint v2397 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2397 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2398 = v1570 + v2397;
-    const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2400 = v376 && v2399;
     const bool v2401 = v2398 < v80;
     const bool v2402 = v2400 && v2401;
@@ -3010,11 +3010,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2411] = v2408;
       }
     }
-    const uint v2412 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2412 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2413 = v480 + v2412;
-    const uint v2414 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2414 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2415 = v1570 + v2414;
-    const bool v2416 = v2413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2416 = v2413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2417 = v376 && v2416;
     const bool v2418 = v2415 < v80;
     const bool v2419 = v2417 && v2418;
@@ -3032,11 +3032,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2428] = v2425;
       }
     }
-    const uint v2429 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2429 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2430 = v480 + v2429;
-    const uint v2431 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2431 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2432 = v1570 + v2431;
-    const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2434 = v376 && v2433;
     const bool v2435 = v2432 < v80;
     const bool v2436 = v2434 && v2435;
@@ -3054,11 +3054,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2445] = v2442;
       }
     }
-    const uint v2446 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2446 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2447 = v480 + v2446;
-    const uint v2448 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2448 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2449 = v1570 + v2448;
-    const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2451 = v376 && v2450;
     const bool v2452 = v2449 < v80;
     const bool v2453 = v2451 && v2452;
@@ -3076,11 +3076,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2462] = v2459;
       }
     }
-    const uint v2463 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2463 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2464 = v480 + v2463;
-    const uint v2465 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2465 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2466 = v1570 + v2465;
-    const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2468 = v376 && v2467;
     const bool v2469 = v2466 < v80;
     const bool v2470 = v2468 && v2469;
@@ -3098,11 +3098,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2479] = v2476;
       }
     }
-    const uint v2480 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2480 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2481 = v480 + v2480;
-    const uint v2482 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2482 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2483 = v1570 + v2482;
-    const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2485 = v376 && v2484;
     const bool v2486 = v2483 < v80;
     const bool v2487 = v2485 && v2486;
@@ -3120,11 +3120,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2496] = v2493;
       }
     }
-    const uint v2497 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2497 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2498 = v480 + v2497;
-    const uint v2499 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2499 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2500 = v1570 + v2499;
-    const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2502 = v376 && v2501;
     const bool v2503 = v2500 < v80;
     const bool v2504 = v2502 && v2503;
@@ -3142,11 +3142,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2513] = v2510;
       }
     }
-    const uint v2514 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2514 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2515 = v480 + v2514;
-    const uint v2516 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2516 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2517 = v1570 + v2516;
-    const bool v2518 = v2515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2518 = v2515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2519 = v376 && v2518;
     const bool v2520 = v2517 < v80;
     const bool v2521 = v2519 && v2520;
@@ -3164,11 +3164,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2530] = v2527;
       }
     }
-    const uint v2531 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2531 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2532 = v480 + v2531;
-    const uint v2533 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2533 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2534 = v1570 + v2533;
-    const bool v2535 = v2532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2535 = v2532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2536 = v376 && v2535;
     const bool v2537 = v2534 < v80;
     const bool v2538 = v2536 && v2537;
@@ -3186,11 +3186,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2547] = v2544;
       }
     }
-    const uint v2548 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2548 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2549 = v480 + v2548;
-    const uint v2550 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2550 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2551 = v1570 + v2550;
-    const bool v2552 = v2549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2552 = v2549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2553 = v376 && v2552;
     const bool v2554 = v2551 < v80;
     const bool v2555 = v2553 && v2554;
@@ -3208,11 +3208,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2564] = v2561;
       }
     }
-    const uint v2565 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2565 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2566 = v480 + v2565;
-    const uint v2567 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2567 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2568 = v1570 + v2567;
-    const bool v2569 = v2566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2569 = v2566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2570 = v376 && v2569;
     const bool v2571 = v2568 < v80;
     const bool v2572 = v2570 && v2571;
@@ -3230,11 +3230,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2581] = v2578;
       }
     }
-    const uint v2582 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2582 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2583 = v480 + v2582;
-    const uint v2584 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2584 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2585 = v1570 + v2584;
-    const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2587 = v376 && v2586;
     const bool v2588 = v2585 < v80;
     const bool v2589 = v2587 && v2588;
@@ -3252,11 +3252,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2598] = v2595;
       }
     }
-    const uint v2599 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2599 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2600 = v480 + v2599;
-    const uint v2601 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2601 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2602 = v1570 + v2601;
-    const bool v2603 = v2600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2603 = v2600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2604 = v376 && v2603;
     const bool v2605 = v2602 < v80;
     const bool v2606 = v2604 && v2605;
@@ -3274,11 +3274,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2615] = v2612;
       }
     }
-    const uint v2616 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2616 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2617 = v480 + v2616;
-    const uint v2618 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2618 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2619 = v1570 + v2618;
-    const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2621 = v376 && v2620;
     const bool v2622 = v2619 < v80;
     const bool v2623 = v2621 && v2622;
@@ -3296,11 +3296,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2632] = v2629;
       }
     }
-    const uint v2633 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2633 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2634 = v480 + v2633;
-    const uint v2635 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2635 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2636 = v1570 + v2635;
-    const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2638 = v376 && v2637;
     const bool v2639 = v2636 < v80;
     const bool v2640 = v2638 && v2639;
@@ -3318,11 +3318,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2649] = v2646;
       }
     }
-    const uint v2650 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2650 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2651 = v480 + v2650;
-    const uint v2652 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2652 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2653 = v1570 + v2652;
-    const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2655 = v376 && v2654;
     const bool v2656 = v2653 < v80;
     const bool v2657 = v2655 && v2656;
@@ -3340,11 +3340,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2666] = v2663;
       }
     }
-    const uint v2667 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2667 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2668 = v480 + v2667;
-    const uint v2669 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2669 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2670 = v1570 + v2669;
-    const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2672 = v376 && v2671;
     const bool v2673 = v2670 < v80;
     const bool v2674 = v2672 && v2673;
@@ -3362,11 +3362,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2683] = v2680;
       }
     }
-    const uint v2684 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2684 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2685 = v480 + v2684;
-    const uint v2686 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2686 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2687 = v1570 + v2686;
-    const bool v2688 = v2685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2688 = v2685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2689 = v376 && v2688;
     const bool v2690 = v2687 < v80;
     const bool v2691 = v2689 && v2690;
@@ -3384,11 +3384,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2700] = v2697;
       }
     }
-    const uint v2701 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2701 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2702 = v480 + v2701;
-    const uint v2703 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2703 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2704 = v1570 + v2703;
-    const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2706 = v376 && v2705;
     const bool v2707 = v2704 < v80;
     const bool v2708 = v2706 && v2707;
@@ -3406,11 +3406,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2717] = v2714;
       }
     }
-    const uint v2718 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2718 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2719 = v480 + v2718;
-    const uint v2720 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2720 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2721 = v1570 + v2720;
-    const bool v2722 = v2719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2722 = v2719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2723 = v376 && v2722;
     const bool v2724 = v2721 < v80;
     const bool v2725 = v2723 && v2724;
@@ -3428,11 +3428,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2734] = v2731;
       }
     }
-    const uint v2735 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2735 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2736 = v480 + v2735;
-    const uint v2737 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2737 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2738 = v1570 + v2737;
-    const bool v2739 = v2736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2739 = v2736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2740 = v376 && v2739;
     const bool v2741 = v2738 < v80;
     const bool v2742 = v2740 && v2741;
@@ -3450,11 +3450,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2751] = v2748;
       }
     }
-    const uint v2752 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v2752 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v2753 = v480 + v2752;
-    const uint v2754 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2754 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v2755 = v1570 + v2754;
-    const bool v2756 = v2753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v2756 = v2753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v2757 = v376 && v2756;
     const bool v2758 = v2755 < v80;
     const bool v2759 = v2757 && v2758;

@@ -208,17 +208,17 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
     const uint v86 = v85 >> 7u;
     const uint v87 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:238
     const uint v88 = v1 * v2;
-    const uint v3152 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:177
+    const uint v3152 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:176
     const uint v3153 = v3152 >> 2u;
-    const bool v3156 = v3152 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:178
-    iron_frag<float, 16, 128> v3160;  // kernels/gemm/gemm_warpgroup.hpp:183
+    const bool v3156 = v3152 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:177
+    iron_frag<float, 16, 128> v3160;  // kernels/gemm/gemm_warpgroup.hpp:182
     iron_frag_fill(v3160, float(0.0f));
     iron_frag<float, 16, 128> v3162;  // /usr/include/c++/12/bits/stl_construct.h:119
     iron_frag_fill(v3162, float(0.0f));
     const uint v3166 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v3167 = iron_tid.x;
 
-    for (uint v3165 = 0u; v3165 < v3; v3165 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:211
+    for (uint v3165 = 0u; v3165 < v3; v3165 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:210
       for (uint v3169 = v3167; v3169 < 4096u; v3169 += v3166) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v3171 = v3169 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v3173 = v3169 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -266,9 +266,9 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           shm4[v3218] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:215
-      if (v3156) {  // kernels/gemm/gemm_warpgroup.hpp:216
-        const uint v3226 = v3153 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:203
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:214
+      if (v3156) {  // kernels/gemm/gemm_warpgroup.hpp:215
+        const uint v3226 = v3153 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:202
         const uint v3227 = v3226 << 6u;
         const uint v5774 = v3152 & 3u;
         const uint v5776 = v5774 << 4u;
@@ -305,16 +305,16 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         iron_frag_fill(v5816, half(half(0.0f)));
         iron_frag_load<true>(v5816, shm4, long(48u), long(64u));
         iron_frag_mma(v3162, v5814, v5816);
-        const uint v3232 = v3165 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:207
+        const uint v3232 = v3165 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:206
         const uint v3233 = v3232 & 127u;
         const bool v3234 = v3233 == 0u;
         const bool v3237 = v3232 >= v3;
         const bool v3238 = v3234 || v3237;
         if (v3238) {
           const uint v3240 = v3165 >> 7u;
-          const uint v3248 = v75 + v3226;  // kernels/gemm/gemm_warpgroup.hpp:192
+          const uint v3248 = v75 + v3226;  // kernels/gemm/gemm_warpgroup.hpp:191
           const uint v3249 = v3248 + v5776;
-          const uint v3251 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:194
+          const uint v3251 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3252 = iron_frag_coord<128>(0u, iron_lane, false);
           const uint v3253 = v3249 + v3252;
           const uint v3254 = min(v3253, v3251);
@@ -329,13 +329,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3264 = v3263 + v3240;
           const float v3265 = scale_x[v3264];
           const float v3266 = v3265 * v3262;
-          const float v3267 = v3162.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3267 = v3162.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3268 = v3267 * v3266;
           const float v3269 = v3160.m[0][0].thread_elements()[0];
           const float v3270 = v3269 + v3268;
           v3160.m[0][0].thread_elements()[0] = v3270;
-          v3162.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3274 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3274 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3275 = v3249 + v3274;
           const uint v3276 = min(v3275, v3251);
           const float v3284 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -343,13 +343,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3286 = v3285 + v3240;
           const float v3287 = scale_x[v3286];
           const float v3288 = v3287 * v3284;
-          const float v3289 = v3162.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3289 = v3162.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3290 = v3289 * v3288;
           const float v3291 = v3160.m[0][0].thread_elements()[1];
           const float v3292 = v3291 + v3290;
           v3160.m[0][0].thread_elements()[1] = v3292;
-          v3162.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3296 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3296 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3297 = v3249 + v3296;
           const uint v3298 = min(v3297, v3251);
           const float v3306 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -357,13 +357,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3308 = v3307 + v3240;
           const float v3309 = scale_x[v3308];
           const float v3310 = v3309 * v3306;
-          const float v3311 = v3162.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3311 = v3162.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3312 = v3311 * v3310;
           const float v3313 = v3160.m[0][1].thread_elements()[0];
           const float v3314 = v3313 + v3312;
           v3160.m[0][1].thread_elements()[0] = v3314;
-          v3162.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3318 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3318 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3319 = v3249 + v3318;
           const uint v3320 = min(v3319, v3251);
           const float v3328 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -371,13 +371,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3330 = v3329 + v3240;
           const float v3331 = scale_x[v3330];
           const float v3332 = v3331 * v3328;
-          const float v3333 = v3162.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3333 = v3162.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3334 = v3333 * v3332;
           const float v3335 = v3160.m[0][1].thread_elements()[1];
           const float v3336 = v3335 + v3334;
           v3160.m[0][1].thread_elements()[1] = v3336;
-          v3162.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3340 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3340 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3341 = v3249 + v3340;
           const uint v3342 = min(v3341, v3251);
           const float v3350 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -385,13 +385,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3352 = v3351 + v3240;
           const float v3353 = scale_x[v3352];
           const float v3354 = v3353 * v3350;
-          const float v3355 = v3162.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3355 = v3162.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3356 = v3355 * v3354;
           const float v3357 = v3160.m[0][2].thread_elements()[0];
           const float v3358 = v3357 + v3356;
           v3160.m[0][2].thread_elements()[0] = v3358;
-          v3162.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3362 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3362 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3363 = v3249 + v3362;
           const uint v3364 = min(v3363, v3251);
           const float v3372 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -399,13 +399,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3374 = v3373 + v3240;
           const float v3375 = scale_x[v3374];
           const float v3376 = v3375 * v3372;
-          const float v3377 = v3162.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3377 = v3162.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3378 = v3377 * v3376;
           const float v3379 = v3160.m[0][2].thread_elements()[1];
           const float v3380 = v3379 + v3378;
           v3160.m[0][2].thread_elements()[1] = v3380;
-          v3162.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3384 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3384 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3385 = v3249 + v3384;
           const uint v3386 = min(v3385, v3251);
           const float v3394 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -413,13 +413,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3396 = v3395 + v3240;
           const float v3397 = scale_x[v3396];
           const float v3398 = v3397 * v3394;
-          const float v3399 = v3162.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3399 = v3162.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3400 = v3399 * v3398;
           const float v3401 = v3160.m[0][3].thread_elements()[0];
           const float v3402 = v3401 + v3400;
           v3160.m[0][3].thread_elements()[0] = v3402;
-          v3162.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3406 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3406 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3407 = v3249 + v3406;
           const uint v3408 = min(v3407, v3251);
           const float v3416 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -427,13 +427,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3418 = v3417 + v3240;
           const float v3419 = scale_x[v3418];
           const float v3420 = v3419 * v3416;
-          const float v3421 = v3162.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3421 = v3162.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3422 = v3421 * v3420;
           const float v3423 = v3160.m[0][3].thread_elements()[1];
           const float v3424 = v3423 + v3422;
           v3160.m[0][3].thread_elements()[1] = v3424;
-          v3162.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3428 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3428 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3429 = v3249 + v3428;
           const uint v3430 = min(v3429, v3251);
           const float v3438 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -441,13 +441,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3440 = v3439 + v3240;
           const float v3441 = scale_x[v3440];
           const float v3442 = v3441 * v3438;
-          const float v3443 = v3162.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3443 = v3162.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3444 = v3443 * v3442;
           const float v3445 = v3160.m[0][4].thread_elements()[0];
           const float v3446 = v3445 + v3444;
           v3160.m[0][4].thread_elements()[0] = v3446;
-          v3162.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3450 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3450 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3451 = v3249 + v3450;
           const uint v3452 = min(v3451, v3251);
           const float v3460 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -455,13 +455,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3462 = v3461 + v3240;
           const float v3463 = scale_x[v3462];
           const float v3464 = v3463 * v3460;
-          const float v3465 = v3162.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3465 = v3162.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3466 = v3465 * v3464;
           const float v3467 = v3160.m[0][4].thread_elements()[1];
           const float v3468 = v3467 + v3466;
           v3160.m[0][4].thread_elements()[1] = v3468;
-          v3162.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3472 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3472 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3473 = v3249 + v3472;
           const uint v3474 = min(v3473, v3251);
           const float v3482 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -469,13 +469,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3484 = v3483 + v3240;
           const float v3485 = scale_x[v3484];
           const float v3486 = v3485 * v3482;
-          const float v3487 = v3162.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3487 = v3162.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3488 = v3487 * v3486;
           const float v3489 = v3160.m[0][5].thread_elements()[0];
           const float v3490 = v3489 + v3488;
           v3160.m[0][5].thread_elements()[0] = v3490;
-          v3162.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3494 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3494 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3495 = v3249 + v3494;
           const uint v3496 = min(v3495, v3251);
           const float v3504 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -483,13 +483,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3506 = v3505 + v3240;
           const float v3507 = scale_x[v3506];
           const float v3508 = v3507 * v3504;
-          const float v3509 = v3162.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3509 = v3162.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3510 = v3509 * v3508;
           const float v3511 = v3160.m[0][5].thread_elements()[1];
           const float v3512 = v3511 + v3510;
           v3160.m[0][5].thread_elements()[1] = v3512;
-          v3162.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3516 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3516 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3517 = v3249 + v3516;
           const uint v3518 = min(v3517, v3251);
           const float v3526 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -497,13 +497,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3528 = v3527 + v3240;
           const float v3529 = scale_x[v3528];
           const float v3530 = v3529 * v3526;
-          const float v3531 = v3162.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3531 = v3162.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3532 = v3531 * v3530;
           const float v3533 = v3160.m[0][6].thread_elements()[0];
           const float v3534 = v3533 + v3532;
           v3160.m[0][6].thread_elements()[0] = v3534;
-          v3162.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3538 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3538 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3539 = v3249 + v3538;
           const uint v3540 = min(v3539, v3251);
           const float v3548 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -511,13 +511,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3550 = v3549 + v3240;
           const float v3551 = scale_x[v3550];
           const float v3552 = v3551 * v3548;
-          const float v3553 = v3162.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3553 = v3162.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3554 = v3553 * v3552;
           const float v3555 = v3160.m[0][6].thread_elements()[1];
           const float v3556 = v3555 + v3554;
           v3160.m[0][6].thread_elements()[1] = v3556;
-          v3162.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3560 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3560 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3561 = v3249 + v3560;
           const uint v3562 = min(v3561, v3251);
           const float v3570 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -525,13 +525,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3572 = v3571 + v3240;
           const float v3573 = scale_x[v3572];
           const float v3574 = v3573 * v3570;
-          const float v3575 = v3162.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3575 = v3162.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3576 = v3575 * v3574;
           const float v3577 = v3160.m[0][7].thread_elements()[0];
           const float v3578 = v3577 + v3576;
           v3160.m[0][7].thread_elements()[0] = v3578;
-          v3162.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3582 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3582 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3583 = v3249 + v3582;
           const uint v3584 = min(v3583, v3251);
           const float v3592 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -539,13 +539,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3594 = v3593 + v3240;
           const float v3595 = scale_x[v3594];
           const float v3596 = v3595 * v3592;
-          const float v3597 = v3162.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3597 = v3162.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3598 = v3597 * v3596;
           const float v3599 = v3160.m[0][7].thread_elements()[1];
           const float v3600 = v3599 + v3598;
           v3160.m[0][7].thread_elements()[1] = v3600;
-          v3162.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3604 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3604 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3605 = v3249 + v3604;
           const uint v3606 = min(v3605, v3251);
           const float v3614 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -553,13 +553,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3616 = v3615 + v3240;
           const float v3617 = scale_x[v3616];
           const float v3618 = v3617 * v3614;
-          const float v3619 = v3162.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3619 = v3162.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3620 = v3619 * v3618;
           const float v3621 = v3160.m[0][8].thread_elements()[0];
           const float v3622 = v3621 + v3620;
           v3160.m[0][8].thread_elements()[0] = v3622;
-          v3162.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3626 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3626 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3627 = v3249 + v3626;
           const uint v3628 = min(v3627, v3251);
           const float v3636 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -567,13 +567,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3638 = v3637 + v3240;
           const float v3639 = scale_x[v3638];
           const float v3640 = v3639 * v3636;
-          const float v3641 = v3162.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3641 = v3162.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3642 = v3641 * v3640;
           const float v3643 = v3160.m[0][8].thread_elements()[1];
           const float v3644 = v3643 + v3642;
           v3160.m[0][8].thread_elements()[1] = v3644;
-          v3162.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3648 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3648 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3649 = v3249 + v3648;
           const uint v3650 = min(v3649, v3251);
           const float v3658 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -581,13 +581,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3660 = v3659 + v3240;
           const float v3661 = scale_x[v3660];
           const float v3662 = v3661 * v3658;
-          const float v3663 = v3162.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3663 = v3162.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3664 = v3663 * v3662;
           const float v3665 = v3160.m[0][9].thread_elements()[0];
           const float v3666 = v3665 + v3664;
           v3160.m[0][9].thread_elements()[0] = v3666;
-          v3162.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3670 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3670 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3671 = v3249 + v3670;
           const uint v3672 = min(v3671, v3251);
           const float v3680 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -595,13 +595,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3682 = v3681 + v3240;
           const float v3683 = scale_x[v3682];
           const float v3684 = v3683 * v3680;
-          const float v3685 = v3162.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3685 = v3162.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3686 = v3685 * v3684;
           const float v3687 = v3160.m[0][9].thread_elements()[1];
           const float v3688 = v3687 + v3686;
           v3160.m[0][9].thread_elements()[1] = v3688;
-          v3162.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3692 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3692 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3693 = v3249 + v3692;
           const uint v3694 = min(v3693, v3251);
           const float v3702 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -609,13 +609,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3704 = v3703 + v3240;
           const float v3705 = scale_x[v3704];
           const float v3706 = v3705 * v3702;
-          const float v3707 = v3162.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3707 = v3162.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3708 = v3707 * v3706;
           const float v3709 = v3160.m[0][10].thread_elements()[0];
           const float v3710 = v3709 + v3708;
           v3160.m[0][10].thread_elements()[0] = v3710;
-          v3162.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3714 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3714 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3715 = v3249 + v3714;
           const uint v3716 = min(v3715, v3251);
           const float v3724 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -623,13 +623,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3726 = v3725 + v3240;
           const float v3727 = scale_x[v3726];
           const float v3728 = v3727 * v3724;
-          const float v3729 = v3162.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3729 = v3162.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3730 = v3729 * v3728;
           const float v3731 = v3160.m[0][10].thread_elements()[1];
           const float v3732 = v3731 + v3730;
           v3160.m[0][10].thread_elements()[1] = v3732;
-          v3162.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3736 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3736 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3737 = v3249 + v3736;
           const uint v3738 = min(v3737, v3251);
           const float v3746 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -637,13 +637,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3748 = v3747 + v3240;
           const float v3749 = scale_x[v3748];
           const float v3750 = v3749 * v3746;
-          const float v3751 = v3162.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3751 = v3162.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3752 = v3751 * v3750;
           const float v3753 = v3160.m[0][11].thread_elements()[0];
           const float v3754 = v3753 + v3752;
           v3160.m[0][11].thread_elements()[0] = v3754;
-          v3162.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3758 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3758 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3759 = v3249 + v3758;
           const uint v3760 = min(v3759, v3251);
           const float v3768 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -651,13 +651,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3770 = v3769 + v3240;
           const float v3771 = scale_x[v3770];
           const float v3772 = v3771 * v3768;
-          const float v3773 = v3162.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3773 = v3162.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3774 = v3773 * v3772;
           const float v3775 = v3160.m[0][11].thread_elements()[1];
           const float v3776 = v3775 + v3774;
           v3160.m[0][11].thread_elements()[1] = v3776;
-          v3162.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3780 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3780 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3781 = v3249 + v3780;
           const uint v3782 = min(v3781, v3251);
           const float v3790 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -665,13 +665,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3792 = v3791 + v3240;
           const float v3793 = scale_x[v3792];
           const float v3794 = v3793 * v3790;
-          const float v3795 = v3162.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3795 = v3162.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3796 = v3795 * v3794;
           const float v3797 = v3160.m[0][12].thread_elements()[0];
           const float v3798 = v3797 + v3796;
           v3160.m[0][12].thread_elements()[0] = v3798;
-          v3162.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3802 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3802 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3803 = v3249 + v3802;
           const uint v3804 = min(v3803, v3251);
           const float v3812 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -679,13 +679,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3814 = v3813 + v3240;
           const float v3815 = scale_x[v3814];
           const float v3816 = v3815 * v3812;
-          const float v3817 = v3162.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3817 = v3162.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3818 = v3817 * v3816;
           const float v3819 = v3160.m[0][12].thread_elements()[1];
           const float v3820 = v3819 + v3818;
           v3160.m[0][12].thread_elements()[1] = v3820;
-          v3162.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3824 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3824 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3825 = v3249 + v3824;
           const uint v3826 = min(v3825, v3251);
           const float v3834 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -693,13 +693,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3836 = v3835 + v3240;
           const float v3837 = scale_x[v3836];
           const float v3838 = v3837 * v3834;
-          const float v3839 = v3162.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3839 = v3162.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3840 = v3839 * v3838;
           const float v3841 = v3160.m[0][13].thread_elements()[0];
           const float v3842 = v3841 + v3840;
           v3160.m[0][13].thread_elements()[0] = v3842;
-          v3162.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3846 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3846 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3847 = v3249 + v3846;
           const uint v3848 = min(v3847, v3251);
           const float v3856 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -707,13 +707,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3858 = v3857 + v3240;
           const float v3859 = scale_x[v3858];
           const float v3860 = v3859 * v3856;
-          const float v3861 = v3162.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3861 = v3162.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3862 = v3861 * v3860;
           const float v3863 = v3160.m[0][13].thread_elements()[1];
           const float v3864 = v3863 + v3862;
           v3160.m[0][13].thread_elements()[1] = v3864;
-          v3162.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3868 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3868 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3869 = v3249 + v3868;
           const uint v3870 = min(v3869, v3251);
           const float v3878 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -721,13 +721,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3880 = v3879 + v3240;
           const float v3881 = scale_x[v3880];
           const float v3882 = v3881 * v3878;
-          const float v3883 = v3162.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3883 = v3162.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3884 = v3883 * v3882;
           const float v3885 = v3160.m[0][14].thread_elements()[0];
           const float v3886 = v3885 + v3884;
           v3160.m[0][14].thread_elements()[0] = v3886;
-          v3162.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3890 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3890 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3891 = v3249 + v3890;
           const uint v3892 = min(v3891, v3251);
           const float v3900 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -735,13 +735,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3902 = v3901 + v3240;
           const float v3903 = scale_x[v3902];
           const float v3904 = v3903 * v3900;
-          const float v3905 = v3162.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3905 = v3162.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3906 = v3905 * v3904;
           const float v3907 = v3160.m[0][14].thread_elements()[1];
           const float v3908 = v3907 + v3906;
           v3160.m[0][14].thread_elements()[1] = v3908;
-          v3162.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3912 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3912 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3913 = v3249 + v3912;
           const uint v3914 = min(v3913, v3251);
           const float v3922 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -749,13 +749,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3924 = v3923 + v3240;
           const float v3925 = scale_x[v3924];
           const float v3926 = v3925 * v3922;
-          const float v3927 = v3162.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3927 = v3162.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3928 = v3927 * v3926;
           const float v3929 = v3160.m[0][15].thread_elements()[0];
           const float v3930 = v3929 + v3928;
           v3160.m[0][15].thread_elements()[0] = v3930;
-          v3162.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3934 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3934 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3935 = v3249 + v3934;
           const uint v3936 = min(v3935, v3251);
           const float v3944 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -763,13 +763,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3946 = v3945 + v3240;
           const float v3947 = scale_x[v3946];
           const float v3948 = v3947 * v3944;
-          const float v3949 = v3162.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3949 = v3162.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3950 = v3949 * v3948;
           const float v3951 = v3160.m[0][15].thread_elements()[1];
           const float v3952 = v3951 + v3950;
           v3160.m[0][15].thread_elements()[1] = v3952;
-          v3162.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3956 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3956 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3957 = v3249 + v3956;
           const uint v3958 = min(v3957, v3251);
           const float v3966 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -777,13 +777,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3968 = v3967 + v3240;
           const float v3969 = scale_x[v3968];
           const float v3970 = v3969 * v3966;
-          const float v3971 = v3162.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3971 = v3162.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3972 = v3971 * v3970;
           const float v3973 = v3160.m[1][0].thread_elements()[0];
           const float v3974 = v3973 + v3972;
           v3160.m[1][0].thread_elements()[0] = v3974;
-          v3162.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v3978 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v3978 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v3979 = v3249 + v3978;
           const uint v3980 = min(v3979, v3251);
           const float v3988 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -791,13 +791,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v3990 = v3989 + v3240;
           const float v3991 = scale_x[v3990];
           const float v3992 = v3991 * v3988;
-          const float v3993 = v3162.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v3993 = v3162.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v3994 = v3993 * v3992;
           const float v3995 = v3160.m[1][0].thread_elements()[1];
           const float v3996 = v3995 + v3994;
           v3160.m[1][0].thread_elements()[1] = v3996;
-          v3162.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4000 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4000 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4001 = v3249 + v4000;
           const uint v4002 = min(v4001, v3251);
           const float v4010 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -805,13 +805,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4012 = v4011 + v3240;
           const float v4013 = scale_x[v4012];
           const float v4014 = v4013 * v4010;
-          const float v4015 = v3162.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4015 = v3162.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4016 = v4015 * v4014;
           const float v4017 = v3160.m[1][1].thread_elements()[0];
           const float v4018 = v4017 + v4016;
           v3160.m[1][1].thread_elements()[0] = v4018;
-          v3162.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4022 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4022 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4023 = v3249 + v4022;
           const uint v4024 = min(v4023, v3251);
           const float v4032 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -819,13 +819,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4034 = v4033 + v3240;
           const float v4035 = scale_x[v4034];
           const float v4036 = v4035 * v4032;
-          const float v4037 = v3162.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4037 = v3162.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4038 = v4037 * v4036;
           const float v4039 = v3160.m[1][1].thread_elements()[1];
           const float v4040 = v4039 + v4038;
           v3160.m[1][1].thread_elements()[1] = v4040;
-          v3162.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4044 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4044 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4045 = v3249 + v4044;
           const uint v4046 = min(v4045, v3251);
           const float v4054 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -833,13 +833,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4056 = v4055 + v3240;
           const float v4057 = scale_x[v4056];
           const float v4058 = v4057 * v4054;
-          const float v4059 = v3162.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4059 = v3162.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4060 = v4059 * v4058;
           const float v4061 = v3160.m[1][2].thread_elements()[0];
           const float v4062 = v4061 + v4060;
           v3160.m[1][2].thread_elements()[0] = v4062;
-          v3162.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4066 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4066 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4067 = v3249 + v4066;
           const uint v4068 = min(v4067, v3251);
           const float v4076 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -847,13 +847,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4078 = v4077 + v3240;
           const float v4079 = scale_x[v4078];
           const float v4080 = v4079 * v4076;
-          const float v4081 = v3162.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4081 = v3162.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4082 = v4081 * v4080;
           const float v4083 = v3160.m[1][2].thread_elements()[1];
           const float v4084 = v4083 + v4082;
           v3160.m[1][2].thread_elements()[1] = v4084;
-          v3162.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4088 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4088 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4089 = v3249 + v4088;
           const uint v4090 = min(v4089, v3251);
           const float v4098 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -861,13 +861,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4100 = v4099 + v3240;
           const float v4101 = scale_x[v4100];
           const float v4102 = v4101 * v4098;
-          const float v4103 = v3162.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4103 = v3162.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4104 = v4103 * v4102;
           const float v4105 = v3160.m[1][3].thread_elements()[0];
           const float v4106 = v4105 + v4104;
           v3160.m[1][3].thread_elements()[0] = v4106;
-          v3162.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4110 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4110 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4111 = v3249 + v4110;
           const uint v4112 = min(v4111, v3251);
           const float v4120 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -875,13 +875,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4122 = v4121 + v3240;
           const float v4123 = scale_x[v4122];
           const float v4124 = v4123 * v4120;
-          const float v4125 = v3162.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4125 = v3162.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4126 = v4125 * v4124;
           const float v4127 = v3160.m[1][3].thread_elements()[1];
           const float v4128 = v4127 + v4126;
           v3160.m[1][3].thread_elements()[1] = v4128;
-          v3162.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4132 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4132 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4133 = v3249 + v4132;
           const uint v4134 = min(v4133, v3251);
           const float v4142 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -889,13 +889,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4144 = v4143 + v3240;
           const float v4145 = scale_x[v4144];
           const float v4146 = v4145 * v4142;
-          const float v4147 = v3162.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4147 = v3162.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4148 = v4147 * v4146;
           const float v4149 = v3160.m[1][4].thread_elements()[0];
           const float v4150 = v4149 + v4148;
           v3160.m[1][4].thread_elements()[0] = v4150;
-          v3162.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4154 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4154 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4155 = v3249 + v4154;
           const uint v4156 = min(v4155, v3251);
           const float v4164 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -903,13 +903,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4166 = v4165 + v3240;
           const float v4167 = scale_x[v4166];
           const float v4168 = v4167 * v4164;
-          const float v4169 = v3162.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4169 = v3162.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4170 = v4169 * v4168;
           const float v4171 = v3160.m[1][4].thread_elements()[1];
           const float v4172 = v4171 + v4170;
           v3160.m[1][4].thread_elements()[1] = v4172;
-          v3162.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4176 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4176 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4177 = v3249 + v4176;
           const uint v4178 = min(v4177, v3251);
           const float v4186 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -917,13 +917,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4188 = v4187 + v3240;
           const float v4189 = scale_x[v4188];
           const float v4190 = v4189 * v4186;
-          const float v4191 = v3162.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4191 = v3162.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4192 = v4191 * v4190;
           const float v4193 = v3160.m[1][5].thread_elements()[0];
           const float v4194 = v4193 + v4192;
           v3160.m[1][5].thread_elements()[0] = v4194;
-          v3162.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4198 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4198 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4199 = v3249 + v4198;
           const uint v4200 = min(v4199, v3251);
           const float v4208 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -931,13 +931,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4210 = v4209 + v3240;
           const float v4211 = scale_x[v4210];
           const float v4212 = v4211 * v4208;
-          const float v4213 = v3162.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4213 = v3162.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4214 = v4213 * v4212;
           const float v4215 = v3160.m[1][5].thread_elements()[1];
           const float v4216 = v4215 + v4214;
           v3160.m[1][5].thread_elements()[1] = v4216;
-          v3162.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4220 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4220 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4221 = v3249 + v4220;
           const uint v4222 = min(v4221, v3251);
           const float v4230 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -945,13 +945,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4232 = v4231 + v3240;
           const float v4233 = scale_x[v4232];
           const float v4234 = v4233 * v4230;
-          const float v4235 = v3162.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4235 = v3162.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4236 = v4235 * v4234;
           const float v4237 = v3160.m[1][6].thread_elements()[0];
           const float v4238 = v4237 + v4236;
           v3160.m[1][6].thread_elements()[0] = v4238;
-          v3162.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4242 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4242 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4243 = v3249 + v4242;
           const uint v4244 = min(v4243, v3251);
           const float v4252 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -959,13 +959,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4254 = v4253 + v3240;
           const float v4255 = scale_x[v4254];
           const float v4256 = v4255 * v4252;
-          const float v4257 = v3162.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4257 = v3162.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4258 = v4257 * v4256;
           const float v4259 = v3160.m[1][6].thread_elements()[1];
           const float v4260 = v4259 + v4258;
           v3160.m[1][6].thread_elements()[1] = v4260;
-          v3162.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4264 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4264 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4265 = v3249 + v4264;
           const uint v4266 = min(v4265, v3251);
           const float v4274 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -973,13 +973,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4276 = v4275 + v3240;
           const float v4277 = scale_x[v4276];
           const float v4278 = v4277 * v4274;
-          const float v4279 = v3162.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4279 = v3162.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4280 = v4279 * v4278;
           const float v4281 = v3160.m[1][7].thread_elements()[0];
           const float v4282 = v4281 + v4280;
           v3160.m[1][7].thread_elements()[0] = v4282;
-          v3162.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4286 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4286 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4287 = v3249 + v4286;
           const uint v4288 = min(v4287, v3251);
           const float v4296 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -987,13 +987,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4298 = v4297 + v3240;
           const float v4299 = scale_x[v4298];
           const float v4300 = v4299 * v4296;
-          const float v4301 = v3162.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4301 = v3162.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4302 = v4301 * v4300;
           const float v4303 = v3160.m[1][7].thread_elements()[1];
           const float v4304 = v4303 + v4302;
           v3160.m[1][7].thread_elements()[1] = v4304;
-          v3162.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4308 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4308 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4309 = v3249 + v4308;
           const uint v4310 = min(v4309, v3251);
           const float v4318 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1001,13 +1001,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4320 = v4319 + v3240;
           const float v4321 = scale_x[v4320];
           const float v4322 = v4321 * v4318;
-          const float v4323 = v3162.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4323 = v3162.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4324 = v4323 * v4322;
           const float v4325 = v3160.m[1][8].thread_elements()[0];
           const float v4326 = v4325 + v4324;
           v3160.m[1][8].thread_elements()[0] = v4326;
-          v3162.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4330 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4330 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4331 = v3249 + v4330;
           const uint v4332 = min(v4331, v3251);
           const float v4340 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1015,13 +1015,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4342 = v4341 + v3240;
           const float v4343 = scale_x[v4342];
           const float v4344 = v4343 * v4340;
-          const float v4345 = v3162.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4345 = v3162.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4346 = v4345 * v4344;
           const float v4347 = v3160.m[1][8].thread_elements()[1];
           const float v4348 = v4347 + v4346;
           v3160.m[1][8].thread_elements()[1] = v4348;
-          v3162.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4352 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4352 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4353 = v3249 + v4352;
           const uint v4354 = min(v4353, v3251);
           const float v4362 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1029,13 +1029,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4364 = v4363 + v3240;
           const float v4365 = scale_x[v4364];
           const float v4366 = v4365 * v4362;
-          const float v4367 = v3162.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4367 = v3162.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4368 = v4367 * v4366;
           const float v4369 = v3160.m[1][9].thread_elements()[0];
           const float v4370 = v4369 + v4368;
           v3160.m[1][9].thread_elements()[0] = v4370;
-          v3162.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4374 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4374 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4375 = v3249 + v4374;
           const uint v4376 = min(v4375, v3251);
           const float v4384 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1043,13 +1043,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4386 = v4385 + v3240;
           const float v4387 = scale_x[v4386];
           const float v4388 = v4387 * v4384;
-          const float v4389 = v3162.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4389 = v3162.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4390 = v4389 * v4388;
           const float v4391 = v3160.m[1][9].thread_elements()[1];
           const float v4392 = v4391 + v4390;
           v3160.m[1][9].thread_elements()[1] = v4392;
-          v3162.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4396 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4396 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4397 = v3249 + v4396;
           const uint v4398 = min(v4397, v3251);
           const float v4406 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1057,13 +1057,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4408 = v4407 + v3240;
           const float v4409 = scale_x[v4408];
           const float v4410 = v4409 * v4406;
-          const float v4411 = v3162.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4411 = v3162.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4412 = v4411 * v4410;
           const float v4413 = v3160.m[1][10].thread_elements()[0];
           const float v4414 = v4413 + v4412;
           v3160.m[1][10].thread_elements()[0] = v4414;
-          v3162.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4418 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4418 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4419 = v3249 + v4418;
           const uint v4420 = min(v4419, v3251);
           const float v4428 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1071,13 +1071,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4430 = v4429 + v3240;
           const float v4431 = scale_x[v4430];
           const float v4432 = v4431 * v4428;
-          const float v4433 = v3162.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4433 = v3162.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4434 = v4433 * v4432;
           const float v4435 = v3160.m[1][10].thread_elements()[1];
           const float v4436 = v4435 + v4434;
           v3160.m[1][10].thread_elements()[1] = v4436;
-          v3162.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4440 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4440 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4441 = v3249 + v4440;
           const uint v4442 = min(v4441, v3251);
           const float v4450 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1085,13 +1085,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4452 = v4451 + v3240;
           const float v4453 = scale_x[v4452];
           const float v4454 = v4453 * v4450;
-          const float v4455 = v3162.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4455 = v3162.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4456 = v4455 * v4454;
           const float v4457 = v3160.m[1][11].thread_elements()[0];
           const float v4458 = v4457 + v4456;
           v3160.m[1][11].thread_elements()[0] = v4458;
-          v3162.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4462 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4462 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4463 = v3249 + v4462;
           const uint v4464 = min(v4463, v3251);
           const float v4472 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1099,13 +1099,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4474 = v4473 + v3240;
           const float v4475 = scale_x[v4474];
           const float v4476 = v4475 * v4472;
-          const float v4477 = v3162.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4477 = v3162.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4478 = v4477 * v4476;
           const float v4479 = v3160.m[1][11].thread_elements()[1];
           const float v4480 = v4479 + v4478;
           v3160.m[1][11].thread_elements()[1] = v4480;
-          v3162.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4484 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4484 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4485 = v3249 + v4484;
           const uint v4486 = min(v4485, v3251);
           const float v4494 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1113,13 +1113,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4496 = v4495 + v3240;
           const float v4497 = scale_x[v4496];
           const float v4498 = v4497 * v4494;
-          const float v4499 = v3162.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4499 = v3162.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4500 = v4499 * v4498;
           const float v4501 = v3160.m[1][12].thread_elements()[0];
           const float v4502 = v4501 + v4500;
           v3160.m[1][12].thread_elements()[0] = v4502;
-          v3162.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4506 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4506 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4507 = v3249 + v4506;
           const uint v4508 = min(v4507, v3251);
           const float v4516 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1127,13 +1127,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4518 = v4517 + v3240;
           const float v4519 = scale_x[v4518];
           const float v4520 = v4519 * v4516;
-          const float v4521 = v3162.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4521 = v3162.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4522 = v4521 * v4520;
           const float v4523 = v3160.m[1][12].thread_elements()[1];
           const float v4524 = v4523 + v4522;
           v3160.m[1][12].thread_elements()[1] = v4524;
-          v3162.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4528 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4528 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4529 = v3249 + v4528;
           const uint v4530 = min(v4529, v3251);
           const float v4538 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1141,13 +1141,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4540 = v4539 + v3240;
           const float v4541 = scale_x[v4540];
           const float v4542 = v4541 * v4538;
-          const float v4543 = v3162.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4543 = v3162.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4544 = v4543 * v4542;
           const float v4545 = v3160.m[1][13].thread_elements()[0];
           const float v4546 = v4545 + v4544;
           v3160.m[1][13].thread_elements()[0] = v4546;
-          v3162.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4550 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4550 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4551 = v3249 + v4550;
           const uint v4552 = min(v4551, v3251);
           const float v4560 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1155,13 +1155,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4562 = v4561 + v3240;
           const float v4563 = scale_x[v4562];
           const float v4564 = v4563 * v4560;
-          const float v4565 = v3162.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4565 = v3162.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4566 = v4565 * v4564;
           const float v4567 = v3160.m[1][13].thread_elements()[1];
           const float v4568 = v4567 + v4566;
           v3160.m[1][13].thread_elements()[1] = v4568;
-          v3162.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4572 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4572 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4573 = v3249 + v4572;
           const uint v4574 = min(v4573, v3251);
           const float v4582 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1169,13 +1169,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4584 = v4583 + v3240;
           const float v4585 = scale_x[v4584];
           const float v4586 = v4585 * v4582;
-          const float v4587 = v3162.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4587 = v3162.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4588 = v4587 * v4586;
           const float v4589 = v3160.m[1][14].thread_elements()[0];
           const float v4590 = v4589 + v4588;
           v3160.m[1][14].thread_elements()[0] = v4590;
-          v3162.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4594 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4594 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4595 = v3249 + v4594;
           const uint v4596 = min(v4595, v3251);
           const float v4604 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1183,13 +1183,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4606 = v4605 + v3240;
           const float v4607 = scale_x[v4606];
           const float v4608 = v4607 * v4604;
-          const float v4609 = v3162.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4609 = v3162.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4610 = v4609 * v4608;
           const float v4611 = v3160.m[1][14].thread_elements()[1];
           const float v4612 = v4611 + v4610;
           v3160.m[1][14].thread_elements()[1] = v4612;
-          v3162.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4616 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4616 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4617 = v3249 + v4616;
           const uint v4618 = min(v4617, v3251);
           const float v4626 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1197,13 +1197,13 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4628 = v4627 + v3240;
           const float v4629 = scale_x[v4628];
           const float v4630 = v4629 * v4626;
-          const float v4631 = v3162.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4631 = v3162.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4632 = v4631 * v4630;
           const float v4633 = v3160.m[1][15].thread_elements()[0];
           const float v4634 = v4633 + v4632;
           v3160.m[1][15].thread_elements()[0] = v4634;
-          v3162.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
-          const uint v4638 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:194
+          v3162.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
+          const uint v4638 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:193
           const uint v4639 = v3249 + v4638;
           const uint v4640 = min(v4639, v3251);
           const float v4648 = scale_w[v3261];  // kernels/moe/grouped_gemm.cpp:209
@@ -1211,26 +1211,26 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v4650 = v4649 + v3240;
           const float v4651 = scale_x[v4650];
           const float v4652 = v4651 * v4648;
-          const float v4653 = v3162.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:195
+          const float v4653 = v3162.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:194
           const float v4654 = v4653 * v4652;
           const float v4655 = v3160.m[1][15].thread_elements()[1];
           const float v4656 = v4655 + v4654;
           v3160.m[1][15].thread_elements()[1] = v4656;
-          v3162.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:196
+          v3162.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:195
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:217
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
     }
-    const uint v4661 = v3152 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:242
+    const uint v4661 = v3152 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:241
     const uint v4662 = v4661 << 4u;
     const uint v4664 = v3153 << 6u;
     const uint v4665 = v75 + v4664;
     const uint v4666 = v4665 + v4662;
-    const uint v4667 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4667 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4668 = v4666 + v4667;
-    const uint v4669 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4669 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4670 = v87 + v4669;
-    const bool v4671 = v4668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4671 = v4668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4672 = v3156 && v4671;
     const bool v4673 = v4670 < v88;
     const bool v4674 = v4672 && v4673;
@@ -1248,11 +1248,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4683] = v4680;
       }
     }
-    const uint v4684 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4684 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4685 = v4666 + v4684;
-    const uint v4686 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4686 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4687 = v87 + v4686;
-    const bool v4688 = v4685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4688 = v4685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4689 = v3156 && v4688;
     const bool v4690 = v4687 < v88;
     const bool v4691 = v4689 && v4690;
@@ -1270,11 +1270,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4700] = v4697;
       }
     }
-    const uint v4701 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4701 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4702 = v4666 + v4701;
-    const uint v4703 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4703 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4704 = v87 + v4703;
-    const bool v4705 = v4702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4705 = v4702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4706 = v3156 && v4705;
     const bool v4707 = v4704 < v88;
     const bool v4708 = v4706 && v4707;
@@ -1292,11 +1292,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4717] = v4714;
       }
     }
-    const uint v4718 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4718 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4719 = v4666 + v4718;
-    const uint v4720 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4720 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4721 = v87 + v4720;
-    const bool v4722 = v4719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4722 = v4719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4723 = v3156 && v4722;
     const bool v4724 = v4721 < v88;
     const bool v4725 = v4723 && v4724;
@@ -1314,11 +1314,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4734] = v4731;
       }
     }
-    const uint v4735 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4735 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4736 = v4666 + v4735;
-    const uint v4737 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4737 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4738 = v87 + v4737;
-    const bool v4739 = v4736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4739 = v4736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4740 = v3156 && v4739;
     const bool v4741 = v4738 < v88;
     const bool v4742 = v4740 && v4741;
@@ -1336,11 +1336,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4751] = v4748;
       }
     }
-    const uint v4752 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4752 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4753 = v4666 + v4752;
-    const uint v4754 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4754 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4755 = v87 + v4754;
-    const bool v4756 = v4753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4756 = v4753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4757 = v3156 && v4756;
     const bool v4758 = v4755 < v88;
     const bool v4759 = v4757 && v4758;
@@ -1358,11 +1358,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4768] = v4765;
       }
     }
-    const uint v4769 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4769 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4770 = v4666 + v4769;
-    const uint v4771 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4771 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4772 = v87 + v4771;
-    const bool v4773 = v4770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4773 = v4770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4774 = v3156 && v4773;
     const bool v4775 = v4772 < v88;
     const bool v4776 = v4774 && v4775;
@@ -1380,11 +1380,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4785] = v4782;
       }
     }
-    const uint v4786 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4786 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4787 = v4666 + v4786;
-    const uint v4788 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4788 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4789 = v87 + v4788;
-    const bool v4790 = v4787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4790 = v4787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4791 = v3156 && v4790;
     const bool v4792 = v4789 < v88;
     const bool v4793 = v4791 && v4792;
@@ -1402,11 +1402,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4802] = v4799;
       }
     }
-    const uint v4803 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4803 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4804 = v4666 + v4803;
-    const uint v4805 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4805 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4806 = v87 + v4805;
-    const bool v4807 = v4804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4807 = v4804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4808 = v3156 && v4807;
     const bool v4809 = v4806 < v88;
     const bool v4810 = v4808 && v4809;
@@ -1424,11 +1424,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4819] = v4816;
       }
     }
-    const uint v4820 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4820 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4821 = v4666 + v4820;
-    const uint v4822 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4822 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4823 = v87 + v4822;
-    const bool v4824 = v4821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4824 = v4821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4825 = v3156 && v4824;
     const bool v4826 = v4823 < v88;
     const bool v4827 = v4825 && v4826;
@@ -1446,11 +1446,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4836] = v4833;
       }
     }
-    const uint v4837 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4837 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4838 = v4666 + v4837;
-    const uint v4839 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4839 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4840 = v87 + v4839;
-    const bool v4841 = v4838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4841 = v4838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4842 = v3156 && v4841;
     const bool v4843 = v4840 < v88;
     const bool v4844 = v4842 && v4843;
@@ -1468,11 +1468,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4853] = v4850;
       }
     }
-    const uint v4854 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4854 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4855 = v4666 + v4854;
-    const uint v4856 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4856 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4857 = v87 + v4856;
-    const bool v4858 = v4855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4858 = v4855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4859 = v3156 && v4858;
     const bool v4860 = v4857 < v88;
     const bool v4861 = v4859 && v4860;
@@ -1490,11 +1490,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4870] = v4867;
       }
     }
-    const uint v4871 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4871 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4872 = v4666 + v4871;
-    const uint v4873 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4873 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4874 = v87 + v4873;
-    const bool v4875 = v4872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4875 = v4872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4876 = v3156 && v4875;
     const bool v4877 = v4874 < v88;
     const bool v4878 = v4876 && v4877;
@@ -1512,11 +1512,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4887] = v4884;
       }
     }
-    const uint v4888 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4888 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4889 = v4666 + v4888;
-    const uint v4890 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4890 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4891 = v87 + v4890;
-    const bool v4892 = v4889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4892 = v4889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4893 = v3156 && v4892;
     const bool v4894 = v4891 < v88;
     const bool v4895 = v4893 && v4894;
@@ -1534,11 +1534,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4904] = v4901;
       }
     }
-    const uint v4905 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4905 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4906 = v4666 + v4905;
-    const uint v4907 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4907 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4908 = v87 + v4907;
-    const bool v4909 = v4906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4909 = v4906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4910 = v3156 && v4909;
     const bool v4911 = v4908 < v88;
     const bool v4912 = v4910 && v4911;
@@ -1556,11 +1556,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4921] = v4918;
       }
     }
-    const uint v4922 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4922 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4923 = v4666 + v4922;
-    const uint v4924 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4924 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4925 = v87 + v4924;
-    const bool v4926 = v4923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4926 = v4923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4927 = v3156 && v4926;
     const bool v4928 = v4925 < v88;
     const bool v4929 = v4927 && v4928;
@@ -1578,11 +1578,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4938] = v4935;
       }
     }
-    const uint v4939 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4939 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4940 = v4666 + v4939;
-    const uint v4941 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4941 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4942 = v87 + v4941;
-    const bool v4943 = v4940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4943 = v4940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4944 = v3156 && v4943;
     const bool v4945 = v4942 < v88;
     const bool v4946 = v4944 && v4945;
@@ -1600,11 +1600,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4955] = v4952;
       }
     }
-    const uint v4956 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4956 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4957 = v4666 + v4956;
-    const uint v4958 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4958 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4959 = v87 + v4958;
-    const bool v4960 = v4957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4960 = v4957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4961 = v3156 && v4960;
     const bool v4962 = v4959 < v88;
     const bool v4963 = v4961 && v4962;
@@ -1622,11 +1622,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4972] = v4969;
       }
     }
-    const uint v4973 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4973 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4974 = v4666 + v4973;
-    const uint v4975 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4975 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4976 = v87 + v4975;
-    const bool v4977 = v4974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4977 = v4974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4978 = v3156 && v4977;
     const bool v4979 = v4976 < v88;
     const bool v4980 = v4978 && v4979;
@@ -1644,11 +1644,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v4989] = v4986;
       }
     }
-    const uint v4990 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v4990 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v4991 = v4666 + v4990;
-    const uint v4992 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v4992 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v4993 = v87 + v4992;
-    const bool v4994 = v4991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v4994 = v4991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v4995 = v3156 && v4994;
     const bool v4996 = v4993 < v88;
     const bool v4997 = v4995 && v4996;
@@ -1666,11 +1666,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5006] = v5003;
       }
     }
-    const uint v5007 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5007 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5008 = v4666 + v5007;
-    const uint v5009 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5009 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5010 = v87 + v5009;
-    const bool v5011 = v5008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5011 = v5008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5012 = v3156 && v5011;
     const bool v5013 = v5010 < v88;
     const bool v5014 = v5012 && v5013;
@@ -1688,11 +1688,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5023] = v5020;
       }
     }
-    const uint v5024 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5024 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5025 = v4666 + v5024;
-    const uint v5026 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5026 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5027 = v87 + v5026;
-    const bool v5028 = v5025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5028 = v5025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5029 = v3156 && v5028;
     const bool v5030 = v5027 < v88;
     const bool v5031 = v5029 && v5030;
@@ -1710,11 +1710,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5040] = v5037;
       }
     }
-    const uint v5041 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5041 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5042 = v4666 + v5041;
-    const uint v5043 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5043 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5044 = v87 + v5043;
-    const bool v5045 = v5042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5045 = v5042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5046 = v3156 && v5045;
     const bool v5047 = v5044 < v88;
     const bool v5048 = v5046 && v5047;
@@ -1732,11 +1732,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5057] = v5054;
       }
     }
-    const uint v5058 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5058 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5059 = v4666 + v5058;
-    const uint v5060 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5060 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5061 = v87 + v5060;
-    const bool v5062 = v5059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5062 = v5059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5063 = v3156 && v5062;
     const bool v5064 = v5061 < v88;
     const bool v5065 = v5063 && v5064;
@@ -1754,11 +1754,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5074] = v5071;
       }
     }
-    const uint v5075 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5075 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5076 = v4666 + v5075;
-    const uint v5077 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5077 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5078 = v87 + v5077;
-    const bool v5079 = v5076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5079 = v5076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5080 = v3156 && v5079;
     const bool v5081 = v5078 < v88;
     const bool v5082 = v5080 && v5081;
@@ -1776,11 +1776,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5091] = v5088;
       }
     }
-    const uint v5092 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5092 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5093 = v4666 + v5092;
-    const uint v5094 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5094 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5095 = v87 + v5094;
-    const bool v5096 = v5093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5096 = v5093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5097 = v3156 && v5096;
     const bool v5098 = v5095 < v88;
     const bool v5099 = v5097 && v5098;
@@ -1798,11 +1798,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5108] = v5105;
       }
     }
-    const uint v5109 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5109 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5110 = v4666 + v5109;
-    const uint v5111 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5111 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5112 = v87 + v5111;
-    const bool v5113 = v5110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5113 = v5110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5114 = v3156 && v5113;
     const bool v5115 = v5112 < v88;
     const bool v5116 = v5114 && v5115;
@@ -1820,11 +1820,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5125] = v5122;
       }
     }
-    const uint v5126 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5126 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5127 = v4666 + v5126;
-    const uint v5128 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5128 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5129 = v87 + v5128;
-    const bool v5130 = v5127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5130 = v5127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5131 = v3156 && v5130;
     const bool v5132 = v5129 < v88;
     const bool v5133 = v5131 && v5132;
@@ -1842,11 +1842,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5142] = v5139;
       }
     }
-    const uint v5143 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5143 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5144 = v4666 + v5143;
-    const uint v5145 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5145 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5146 = v87 + v5145;
-    const bool v5147 = v5144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5147 = v5144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5148 = v3156 && v5147;
     const bool v5149 = v5146 < v88;
     const bool v5150 = v5148 && v5149;
@@ -1864,11 +1864,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5159] = v5156;
       }
     }
-    const uint v5160 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5160 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5161 = v4666 + v5160;
-    const uint v5162 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5162 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5163 = v87 + v5162;
-    const bool v5164 = v5161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5164 = v5161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5165 = v3156 && v5164;
     const bool v5166 = v5163 < v88;
     const bool v5167 = v5165 && v5166;
@@ -1886,11 +1886,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5176] = v5173;
       }
     }
-    const uint v5177 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5177 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5178 = v4666 + v5177;
-    const uint v5179 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5179 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5180 = v87 + v5179;
-    const bool v5181 = v5178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5181 = v5178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5182 = v3156 && v5181;
     const bool v5183 = v5180 < v88;
     const bool v5184 = v5182 && v5183;
@@ -1908,11 +1908,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5193] = v5190;
       }
     }
-    const uint v5194 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5194 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5195 = v4666 + v5194;
-    const uint v5196 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5196 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5197 = v87 + v5196;
-    const bool v5198 = v5195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5198 = v5195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5199 = v3156 && v5198;
     const bool v5200 = v5197 < v88;
     const bool v5201 = v5199 && v5200;
@@ -1930,11 +1930,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5210] = v5207;
       }
     }
-    const uint v5211 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5211 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5212 = v4666 + v5211;
-    const uint v5213 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5213 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5214 = v87 + v5213;
-    const bool v5215 = v5212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5215 = v5212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5216 = v3156 && v5215;
     const bool v5217 = v5214 < v88;
     const bool v5218 = v5216 && v5217;
@@ -1952,11 +1952,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5227] = v5224;
       }
     }
-    const uint v5228 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5228 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5229 = v4666 + v5228;
-    const uint v5230 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5230 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5231 = v87 + v5230;
-    const bool v5232 = v5229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5232 = v5229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5233 = v3156 && v5232;
     const bool v5234 = v5231 < v88;
     const bool v5235 = v5233 && v5234;
@@ -1974,11 +1974,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5244] = v5241;
       }
     }
-    const uint v5245 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5245 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5246 = v4666 + v5245;
-    const uint v5247 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5247 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5248 = v87 + v5247;
-    const bool v5249 = v5246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5249 = v5246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5250 = v3156 && v5249;
     const bool v5251 = v5248 < v88;
     const bool v5252 = v5250 && v5251;
@@ -1996,11 +1996,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5261] = v5258;
       }
     }
-    const uint v5262 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5262 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5263 = v4666 + v5262;
-    const uint v5264 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5264 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5265 = v87 + v5264;
-    const bool v5266 = v5263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5266 = v5263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5267 = v3156 && v5266;
     const bool v5268 = v5265 < v88;
     const bool v5269 = v5267 && v5268;
@@ -2018,11 +2018,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5278] = v5275;
       }
     }
-    const uint v5279 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5279 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5280 = v4666 + v5279;
-    const uint v5281 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5281 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5282 = v87 + v5281;
-    const bool v5283 = v5280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5283 = v5280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5284 = v3156 && v5283;
     const bool v5285 = v5282 < v88;
     const bool v5286 = v5284 && v5285;
@@ -2040,11 +2040,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5295] = v5292;
       }
     }
-    const uint v5296 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5296 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5297 = v4666 + v5296;
-    const uint v5298 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5298 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5299 = v87 + v5298;
-    const bool v5300 = v5297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5300 = v5297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5301 = v3156 && v5300;
     const bool v5302 = v5299 < v88;
     const bool v5303 = v5301 && v5302;
@@ -2062,11 +2062,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5312] = v5309;
       }
     }
-    const uint v5313 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5313 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5314 = v4666 + v5313;
-    const uint v5315 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5315 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5316 = v87 + v5315;
-    const bool v5317 = v5314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5317 = v5314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5318 = v3156 && v5317;
     const bool v5319 = v5316 < v88;
     const bool v5320 = v5318 && v5319;
@@ -2084,11 +2084,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5329] = v5326;
       }
     }
-    const uint v5330 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5330 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5331 = v4666 + v5330;
-    const uint v5332 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5332 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5333 = v87 + v5332;
-    const bool v5334 = v5331 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5334 = v5331 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5335 = v3156 && v5334;
     const bool v5336 = v5333 < v88;
     const bool v5337 = v5335 && v5336;
@@ -2106,11 +2106,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5346] = v5343;
       }
     }
-    const uint v5347 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5347 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5348 = v4666 + v5347;
-    const uint v5349 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5349 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5350 = v87 + v5349;
-    const bool v5351 = v5348 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5351 = v5348 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5352 = v3156 && v5351;
     const bool v5353 = v5350 < v88;
     const bool v5354 = v5352 && v5353;
@@ -2128,11 +2128,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5363] = v5360;
       }
     }
-    const uint v5364 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5364 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5365 = v4666 + v5364;
-    const uint v5366 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5366 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5367 = v87 + v5366;
-    const bool v5368 = v5365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5368 = v5365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5369 = v3156 && v5368;
     const bool v5370 = v5367 < v88;
     const bool v5371 = v5369 && v5370;
@@ -2150,11 +2150,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5380] = v5377;
       }
     }
-    const uint v5381 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5381 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5382 = v4666 + v5381;
-    const uint v5383 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5383 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5384 = v87 + v5383;
-    const bool v5385 = v5382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5385 = v5382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5386 = v3156 && v5385;
     const bool v5387 = v5384 < v88;
     const bool v5388 = v5386 && v5387;
@@ -2172,11 +2172,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5397] = v5394;
       }
     }
-    const uint v5398 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5398 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5399 = v4666 + v5398;
-    const uint v5400 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5400 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5401 = v87 + v5400;
-    const bool v5402 = v5399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5402 = v5399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5403 = v3156 && v5402;
     const bool v5404 = v5401 < v88;
     const bool v5405 = v5403 && v5404;
@@ -2194,11 +2194,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5414] = v5411;
       }
     }
-    const uint v5415 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5415 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5416 = v4666 + v5415;
-    const uint v5417 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5417 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5418 = v87 + v5417;
-    const bool v5419 = v5416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5419 = v5416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5420 = v3156 && v5419;
     const bool v5421 = v5418 < v88;
     const bool v5422 = v5420 && v5421;
@@ -2216,11 +2216,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5431] = v5428;
       }
     }
-    const uint v5432 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5432 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5433 = v4666 + v5432;
-    const uint v5434 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5434 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5435 = v87 + v5434;
-    const bool v5436 = v5433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5436 = v5433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5437 = v3156 && v5436;
     const bool v5438 = v5435 < v88;
     const bool v5439 = v5437 && v5438;
@@ -2238,11 +2238,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5448] = v5445;
       }
     }
-    const uint v5449 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5449 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5450 = v4666 + v5449;
-    const uint v5451 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5451 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5452 = v87 + v5451;
-    const bool v5453 = v5450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5453 = v5450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5454 = v3156 && v5453;
     const bool v5455 = v5452 < v88;
     const bool v5456 = v5454 && v5455;
@@ -2260,11 +2260,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5465] = v5462;
       }
     }
-    const uint v5466 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5466 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5467 = v4666 + v5466;
-    const uint v5468 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5468 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5469 = v87 + v5468;
-    const bool v5470 = v5467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5470 = v5467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5471 = v3156 && v5470;
     const bool v5472 = v5469 < v88;
     const bool v5473 = v5471 && v5472;
@@ -2282,11 +2282,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5482] = v5479;
       }
     }
-    const uint v5483 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5483 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5484 = v4666 + v5483;
-    const uint v5485 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5485 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5486 = v87 + v5485;
-    const bool v5487 = v5484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5487 = v5484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5488 = v3156 && v5487;
     const bool v5489 = v5486 < v88;
     const bool v5490 = v5488 && v5489;
@@ -2304,11 +2304,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5499] = v5496;
       }
     }
-    const uint v5500 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5500 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5501 = v4666 + v5500;
-    const uint v5502 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5502 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5503 = v87 + v5502;
-    const bool v5504 = v5501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5504 = v5501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5505 = v3156 && v5504;
     const bool v5506 = v5503 < v88;
     const bool v5507 = v5505 && v5506;
@@ -2326,11 +2326,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5516] = v5513;
       }
     }
-    const uint v5517 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5517 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5518 = v4666 + v5517;
-    const uint v5519 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5519 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5520 = v87 + v5519;
-    const bool v5521 = v5518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5521 = v5518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5522 = v3156 && v5521;
     const bool v5523 = v5520 < v88;
     const bool v5524 = v5522 && v5523;
@@ -2348,11 +2348,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5533] = v5530;
       }
     }
-    const uint v5534 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5534 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5535 = v4666 + v5534;
-    const uint v5536 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5536 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5537 = v87 + v5536;
-    const bool v5538 = v5535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5538 = v5535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5539 = v3156 && v5538;
     const bool v5540 = v5537 < v88;
     const bool v5541 = v5539 && v5540;
@@ -2370,11 +2370,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5550] = v5547;
       }
     }
-    const uint v5551 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5551 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5552 = v4666 + v5551;
-    const uint v5553 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5553 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5554 = v87 + v5553;
-    const bool v5555 = v5552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5555 = v5552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5556 = v3156 && v5555;
     const bool v5557 = v5554 < v88;
     const bool v5558 = v5556 && v5557;
@@ -2392,11 +2392,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5567] = v5564;
       }
     }
-    const uint v5568 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5568 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5569 = v4666 + v5568;
-    const uint v5570 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5570 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5571 = v87 + v5570;
-    const bool v5572 = v5569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5572 = v5569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5573 = v3156 && v5572;
     const bool v5574 = v5571 < v88;
     const bool v5575 = v5573 && v5574;
@@ -2414,11 +2414,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5584] = v5581;
       }
     }
-    const uint v5585 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5585 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5586 = v4666 + v5585;
-    const uint v5587 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5587 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5588 = v87 + v5587;
-    const bool v5589 = v5586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5589 = v5586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5590 = v3156 && v5589;
     const bool v5591 = v5588 < v88;
     const bool v5592 = v5590 && v5591;
@@ -2436,11 +2436,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5601] = v5598;
       }
     }
-    const uint v5602 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5602 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5603 = v4666 + v5602;
-    const uint v5604 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5604 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5605 = v87 + v5604;
-    const bool v5606 = v5603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5606 = v5603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5607 = v3156 && v5606;
     const bool v5608 = v5605 < v88;
     const bool v5609 = v5607 && v5608;
@@ -2458,11 +2458,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5618] = v5615;
       }
     }
-    const uint v5619 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5619 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5620 = v4666 + v5619;
-    const uint v5621 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5621 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5622 = v87 + v5621;
-    const bool v5623 = v5620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5623 = v5620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5624 = v3156 && v5623;
     const bool v5625 = v5622 < v88;
     const bool v5626 = v5624 && v5625;
@@ -2480,11 +2480,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5635] = v5632;
       }
     }
-    const uint v5636 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5636 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5637 = v4666 + v5636;
-    const uint v5638 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5638 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5639 = v87 + v5638;
-    const bool v5640 = v5637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5640 = v5637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5641 = v3156 && v5640;
     const bool v5642 = v5639 < v88;
     const bool v5643 = v5641 && v5642;
@@ -2502,11 +2502,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5652] = v5649;
       }
     }
-    const uint v5653 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5653 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5654 = v4666 + v5653;
-    const uint v5655 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5655 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5656 = v87 + v5655;
-    const bool v5657 = v5654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5657 = v5654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5658 = v3156 && v5657;
     const bool v5659 = v5656 < v88;
     const bool v5660 = v5658 && v5659;
@@ -2524,11 +2524,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5669] = v5666;
       }
     }
-    const uint v5670 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5670 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5671 = v4666 + v5670;
-    const uint v5672 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5672 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5673 = v87 + v5672;
-    const bool v5674 = v5671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5674 = v5671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5675 = v3156 && v5674;
     const bool v5676 = v5673 < v88;
     const bool v5677 = v5675 && v5676;
@@ -2546,11 +2546,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5686] = v5683;
       }
     }
-    const uint v5687 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5687 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5688 = v4666 + v5687;
-    const uint v5689 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5689 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5690 = v87 + v5689;
-    const bool v5691 = v5688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5691 = v5688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5692 = v3156 && v5691;
     const bool v5693 = v5690 < v88;
     const bool v5694 = v5692 && v5693;
@@ -2568,11 +2568,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5703] = v5700;
       }
     }
-    const uint v5704 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5704 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5705 = v4666 + v5704;
-    const uint v5706 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5706 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5707 = v87 + v5706;
-    const bool v5708 = v5705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5708 = v5705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5709 = v3156 && v5708;
     const bool v5710 = v5707 < v88;
     const bool v5711 = v5709 && v5710;
@@ -2590,11 +2590,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5720] = v5717;
       }
     }
-    const uint v5721 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5721 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5722 = v4666 + v5721;
-    const uint v5723 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5723 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5724 = v87 + v5723;
-    const bool v5725 = v5722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5725 = v5722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5726 = v3156 && v5725;
     const bool v5727 = v5724 < v88;
     const bool v5728 = v5726 && v5727;
@@ -2612,11 +2612,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v5737] = v5734;
       }
     }
-    const uint v5738 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:244
+    const uint v5738 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:243
     const uint v5739 = v4666 + v5738;
-    const uint v5740 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v5740 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:244
     const uint v5741 = v87 + v5740;
-    const bool v5742 = v5739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v5742 = v5739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:245
     const bool v5743 = v3156 && v5742;
     const bool v5744 = v5741 < v88;
     const bool v5745 = v5743 && v5744;
